@@ -1,0 +1,55 @@
+#include "pipeline/device.h"
+
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+#include "pipeline/cuda_check.h"
+
+namespace sp {
+
+void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
+  throw Error(ExitCode::internal, std::string("CUDA error ") + cudaGetErrorName(err) + " (" +
+                                      cudaGetErrorString(err) + ") in " + expr + " at " + file +
+                                      ":" + std::to_string(line));
+}
+
+bool cuda_device_available(std::string* why) {
+  static std::once_flag once;
+  static bool available = false;
+  static std::string reason;
+  std::call_once(once, [] {
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+      reason = std::string("no usable CUDA device (") + cudaGetErrorString(err) + ")";
+      cudaGetLastError();
+      return;
+    }
+    if (count == 0) {
+      reason = "no CUDA device present";
+      return;
+    }
+    available = true;
+  });
+  if (why) *why = reason;
+  return available;
+}
+
+DeviceProperties current_device_properties() {
+  DeviceProperties p;
+  int device = 0;
+  SP_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  SP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  p.name = prop.name;
+  p.sm_count = prop.multiProcessorCount;
+  int mem_clock_khz = 0, bus_width_bits = 0;
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+  // DDR: two transfers per clock.
+  p.memory_bandwidth_gbs = 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
+  return p;
+}
+
+}  // namespace sp

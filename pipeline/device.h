@@ -1,0 +1,17 @@
+#pragma once
+#include <string>
+
+namespace sp {
+
+// True when a CUDA device can run our kernels. On false, `why` says why in a
+// few words ("no CUDA driver", "no CUDA device", ...). Probed once per process.
+bool cuda_device_available(std::string* why = nullptr);
+
+struct DeviceProperties {
+  std::string name;
+  double memory_bandwidth_gbs = 0.0;  // theoretical peak from clock and bus width
+  int sm_count = 0;
+};
+DeviceProperties current_device_properties();
+
+}  // namespace sp

@@ -1,0 +1,56 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sp {
+
+enum class ParamType { boolean, integer, number, string, choice, number_list };
+
+const char* to_string(ParamType t);
+
+using ParamValue = std::variant<bool, int64_t, double, std::string, std::vector<double>>;
+
+// One row of a stage's parameter table. The table is the single source for
+// YAML validation, `stylepipe stages`, its JSON schema and the README reference.
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::integer;
+  ParamValue default_value;  // std::monostate-free: every parameter has a default
+  std::optional<double> min;  // inclusive, for integer/number/number_list items
+  std::optional<double> max;
+  std::vector<std::string> choices;  // for ParamType::choice
+  std::string doc;
+  bool optional_default = false;  // true: the default means "unset/auto" (e.g. width)
+};
+
+// Validated parameter values of one stage instance. Every key of the table is present.
+class Params {
+ public:
+  void set(const std::string& name, ParamValue v) { values_[name] = std::move(v); }
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  // True when the user wrote the key (as opposed to it being filled from the default).
+  bool given(const std::string& name) const { return given_.count(name) != 0; }
+  void mark_given(const std::string& name) { given_[name] = true; }
+
+  bool get_bool(const std::string& name) const;
+  int64_t get_int(const std::string& name) const;
+  double get_number(const std::string& name) const;  // accepts integers too
+  const std::string& get_string(const std::string& name) const;
+  const std::vector<double>& get_list(const std::string& name) const;
+  const std::map<std::string, ParamValue>& values() const { return values_; }
+
+ private:
+  std::map<std::string, ParamValue> values_;
+  std::map<std::string, bool> given_;
+};
+
+// Fills defaults for every key of `table`; used by tests and by the config loader.
+Params default_params(const std::vector<ParamSpec>& table);
+
+std::string format_value(const ParamValue& v);
+
+}  // namespace sp

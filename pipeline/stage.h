@@ -1,0 +1,85 @@
+#pragma once
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/image.h"
+#include "pipeline/params.h"
+#include "pipeline/scratch.h"
+
+namespace sp {
+
+enum class Backend { cpu, cuda };
+const char* to_string(Backend b);
+
+// Numbers a stage wants in the stats (e.g. solver iterations); averaged over frames.
+using StageCounters = std::map<std::string, double>;
+
+// What a stage sees of the frame it processes.
+struct FrameInfo {
+  int64_t index = 0;  // 0-based frame number in output order
+  double time_seconds = 0.0;
+};
+
+// One effect. Instances are created per pipeline slot, so scratch memory owned
+// by an instance is never shared between frames in flight. Stages never see
+// codecs: only RGBA8 views on the backend they were configured for.
+class Stage {
+ public:
+  virtual ~Stage() = default;
+
+  // Called before the first frame and whenever the input size changes.
+  // Allocate every scratch buffer here (through `scratch`), never in process_*:
+  // steady state must not allocate. Returns the output size.
+  virtual Size configure(Size input, Backend backend, ScratchAllocator& scratch) = 0;
+
+  virtual void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) = 0;
+  // Enqueue all work on `stream`; never synchronize the host.
+  virtual void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,
+                            cudaStream_t stream) = 0;
+
+  // A stage that carries state from frame to frame (warm starts, temporal
+  // smoothing) returns true; the pipeline then runs frames through it in order.
+  virtual bool is_temporal() const { return false; }
+
+  // Bytes the stage must read and write per frame at its configured size, for
+  // the bench's bandwidth floor. Default: read input once, write output once.
+  virtual double floor_bytes(Size in, Size out) const {
+    return 4.0 * (double(in.width) * in.height + double(out.width) * out.height);
+  }
+  virtual StageCounters counters() const { return {}; }
+};
+
+struct StageDescriptor {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+  // Cross-parameter checks beyond the table (types and ranges are already checked).
+  // Returns an error message naming the offending field, or nullopt.
+  std::function<std::optional<std::string>(const Params&)> validate;
+  std::function<std::unique_ptr<Stage>(const Params&)> create;
+};
+
+class StageRegistry {
+ public:
+  static StageRegistry& instance();
+  void add(StageDescriptor d);
+  const StageDescriptor* find(const std::string& name) const;
+  std::vector<const StageDescriptor*> all() const;  // sorted by name
+
+ private:
+  std::map<std::string, StageDescriptor> stages_;
+};
+
+// Put one of these at namespace scope in the stage's CPU file:
+//   static sp::StageRegistration reg{make_xbr_descriptor()};
+struct StageRegistration {
+  explicit StageRegistration(StageDescriptor d) { StageRegistry::instance().add(std::move(d)); }
+};
+
+}  // namespace sp
