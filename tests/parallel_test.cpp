@@ -26,7 +26,7 @@ TEST(ParallelFor, CoversEveryIndexExactlyOnce) {
 
 TEST(ParallelFor, PropagatesExceptions) {
   EXPECT_THROW(parallel_for(100, [](int b, int) {
-                 if (b > 0) throw std::runtime_error("boom");
+                 if (e == 100) throw std::runtime_error("boom");
                }),
                std::runtime_error);
   // The pool stays usable afterwards.
