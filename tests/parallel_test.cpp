@@ -25,7 +25,7 @@ TEST(ParallelFor, CoversEveryIndexExactlyOnce) {
 }
 
 TEST(ParallelFor, PropagatesExceptions) {
-  EXPECT_THROW(parallel_for(100, [](int b, int) {
+  EXPECT_THROW(parallel_for(100, [](int, int e) {
                  if (e == 100) throw std::runtime_error("boom");
                }),
                std::runtime_error);
