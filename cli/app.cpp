@@ -1,7 +1,121 @@
 #include "cli/app.h"
 
-namespace sp::cli {
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
-int run_app(int, char**) { return 70; }
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "cli/arguments.h"
+#include "pipeline/bench.h"
+#include "pipeline/config.h"
+#include "pipeline/errors.h"
+#include "pipeline/interrupt.h"
+#include "pipeline/log.h"
+#include "pipeline/stage_docs.h"
+#include "pipeline/transcode.h"
+
+namespace sp::cli {
+namespace {
+
+std::vector<StageSpec> stage_specs(const Config& config) {
+  std::vector<StageSpec> specs;
+  for (const auto& s : config.stages) specs.push_back({s.name, s.params});
+  return specs;
+}
+
+int cmd_validate(const std::string& path) {
+  const Config config = load_config(path);
+  std::printf("%s: ok (%zu stage%s)\n", path.c_str(), config.stages.size(), config.stages.size() == 1 ? "" : "s");
+  return 0;
+}
+
+int cmd_stages(bool json, bool markdown) {
+  if (json) std::printf("%s\n", stages_schema_json().dump(2).c_str());
+  else if (markdown) std::printf("%s", stages_markdown().c_str());
+  else std::printf("%s", stages_text().c_str());
+  return 0;
+}
+
+int cmd_run(const RunArguments& a) {
+  const Config config = load_config(a.config_path);  // every config error before any work
+  TranscodeOptions o = transcode_options(a, config);
+  o.stages = stage_specs(config);
+  install_interrupt_handlers();
+  RunStats stats;
+  return run_transcode(o, stats);
+}
+
+int cmd_bench(const BenchArguments& a) {
+  BenchOptions o = bench_options(a);
+  if (!a.config_path.empty()) o.stages = stage_specs(load_config(a.config_path));
+  const nlohmann::json report = run_bench(o);
+  std::printf("%s", bench_table(report).c_str());
+  if (!a.json_path.empty()) {
+    std::ofstream out(a.json_path);
+    out << report.dump(2) << "\n";
+    if (!out) throw Error(ExitCode::io_error, a.json_path + ": cannot write the bench report");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_app(int argc, char** argv) {
+  CLI::App app{"stylepipe: GPU video stylization pipeline"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "stylepipe 0.1.0");
+  std::string log_level = "info";
+  bool quiet = false;
+  app.add_option("--log-level", log_level, "quiet|error|warning|info|debug")->check(CLI::IsMember({"quiet", "error", "warning", "info", "debug"}));
+  app.add_flag("-q,--quiet", quiet, "Only errors");
+
+  RunArguments run_args;
+  CLI::App* run = app.add_subcommand("run", "Transcode a video through a configured chain of stages");
+  add_run_arguments(*run, run_args, log_level, quiet);
+
+  std::string validate_path;
+  CLI::App* validate = app.add_subcommand("validate", "Check a config without touching any video");
+  validate->add_option("config", validate_path, "YAML config")->required();
+
+  bool stages_json = false, stages_markdown = false;
+  CLI::App* stages = app.add_subcommand("stages", "List every stage with its parameters");
+  stages->add_flag("--json", stages_json, "Machine-readable schema");
+  stages->add_flag("--markdown", stages_markdown, "The README's stage reference");
+
+  BenchArguments bench_args;
+  CLI::App* bench = app.add_subcommand("bench", "Time the chain and each stage");
+  add_bench_arguments(*bench, bench_args);
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  args = position_dependent_input_flags(args);
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : int(ExitCode::usage);
+  }
+  LogLevel level = LogLevel::info;
+  parse_log_level(log_level, &level);
+  if (quiet || run_args.quiet) level = LogLevel::error;
+  set_log_level(level);
+
+  try {
+    if (*run) return cmd_run(run_args);
+    if (*validate) return cmd_validate(validate_path);
+    if (*stages) return cmd_stages(stages_json, stages_markdown);
+    if (*bench) return cmd_bench(bench_args);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::config) std::fprintf(stderr, "%s\n", e.what());  // already file:line:col lines
+    else log_error("{}", e.what());
+    return int(e.code());
+  } catch (const std::exception& e) {
+    log_error("internal error: {}", e.what());
+    return int(ExitCode::internal);
+  }
+  return int(ExitCode::usage);
+}
 
 }  // namespace sp::cli

@@ -1,0 +1,74 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/buffer_pool.h"
+#include "pipeline/image.h"
+#include "pipeline/stage_chain.h"
+
+namespace sp {
+
+// The decoder-side and encoder-side picture formats the engine converts between.
+struct EngineFormats {
+  Size input_size;
+  PixelFormat input_format = PixelFormat::yuv420p;
+  ColorSpec input_color;
+  PixelFormat output_format = PixelFormat::yuv420p;
+  ColorSpec output_color;
+};
+
+// Time spent per step of one frame, milliseconds. On CUDA these come from
+// events, so they are device time; on the CPU, wall time.
+struct FrameTimings {
+  double upload_ms = 0, convert_in_ms = 0, convert_out_ms = 0, download_ms = 0;
+  std::vector<double> stage_ms;
+};
+
+// A processed frame: host memory in the output format, on loan from the pool
+// until the writer drops it.
+struct EngineFrame {
+  PooledBuffer storage;
+  PlanarView picture;
+  int64_t tag = 0;  // caller's identifier, returned unchanged
+  FrameTimings timings;
+};
+
+// Byte counters for the stats: what crossed PCIe, what the host copied.
+struct EngineTraffic {
+  uint64_t host_to_device_bytes = 0;
+  uint64_t device_to_host_bytes = 0;
+  uint64_t host_copy_bytes = 0;
+};
+
+// Turns decoded pictures into encoder pictures through the stage chain:
+// convert to RGBA, run the stages, convert to the encoder format. The CUDA
+// engine keeps up to `frames_in_flight` frames on as many streams, each
+// carrying a ready event; the CPU engine processes each frame on submit.
+class FrameEngine {
+ public:
+  virtual ~FrameEngine() = default;
+  // Call with no frame in flight. Returns the output size.
+  virtual Size configure(const EngineFormats& formats) = 0;
+  virtual bool can_submit() const = 0;
+  // `pinned` says the picture already lives in page-locked memory (bench), so
+  // the CUDA engine may copy it to the device without staging.
+  virtual void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool pinned = false) = 0;
+  virtual size_t in_flight() const = 0;
+  virtual bool oldest_ready() = 0;
+  virtual EngineFrame take_oldest() = 0;  // waits on the oldest frame's ready event
+  virtual const StageChain& chain() const = 0;
+  virtual EngineTraffic traffic() const = 0;
+  virtual Backend backend() const = 0;
+};
+
+std::unique_ptr<FrameEngine> make_cpu_engine(std::vector<StageSpec> stages, BufferPool& pool);
+std::unique_ptr<FrameEngine> make_cuda_engine(std::vector<StageSpec> stages, BufferPool& pool,
+                                              int frames_in_flight);
+
+// Copies a picture plane by plane between two views of the same format and size.
+void copy_picture_host(const PlanarView& src, const PlanarView& dst);
+// A view onto `base` laid out tightly (plane_layout) for `format` at `size`.
+PlanarView tight_view(uint8_t* base, PixelFormat format, Size size);
+
+}  // namespace sp

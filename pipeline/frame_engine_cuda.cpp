@@ -1,0 +1,175 @@
+#include <cuda_runtime.h>
+
+#include <deque>
+
+#include "pipeline/convert.h"
+#include "pipeline/cuda_check.h"
+#include "pipeline/frame_engine.h"
+
+namespace sp {
+namespace {
+
+constexpr int kRgbaTag = 3000;
+constexpr int kDevicePlanarTag = 3100;
+
+// Everything one frame in flight owns: its stream, its events and its buffers.
+struct Slot {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, uploaded = nullptr, converted_in = nullptr, converted_out = nullptr,
+              done = nullptr;
+  std::vector<cudaEvent_t> stage_marks;
+  PooledBuffer staging_in, device_in, rgba_in, rgba_out, device_out;
+  EngineFrame pending;
+};
+
+float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
+  float ms = 0;
+  SP_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
+
+class CudaFrameEngine final : public FrameEngine {
+ public:
+  CudaFrameEngine(std::vector<StageSpec> stages, BufferPool& pool, int frames_in_flight)
+      : pool_(pool), chain_(std::move(stages), Backend::cuda, pool), slots_(std::max(1, frames_in_flight)) {
+    for (Slot& s : slots_) {
+      SP_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+      for (cudaEvent_t* e : {&s.start, &s.uploaded, &s.converted_in, &s.converted_out})
+        SP_CUDA_CHECK(cudaEventCreate(e));
+      // The host waits on `done`: block instead of spinning, the codec threads need the cores.
+      SP_CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventBlockingSync));
+      s.stage_marks.resize(chain_.size() + 1);
+      for (auto& e : s.stage_marks) SP_CUDA_CHECK(cudaEventCreate(&e));
+    }
+  }
+
+  ~CudaFrameEngine() override {
+    for (Slot& s : slots_) {
+      cudaStreamSynchronize(s.stream);
+      for (cudaEvent_t e : {s.start, s.uploaded, s.converted_in, s.converted_out, s.done}) cudaEventDestroy(e);
+      for (auto e : s.stage_marks) cudaEventDestroy(e);
+      cudaStreamDestroy(s.stream);
+    }
+  }
+
+  Size configure(const EngineFormats& formats) override {
+    formats_ = formats;
+    const Size in = formats.input_size;
+    const Size out = chain_.configure(in);
+    const PlaneLayout in_layout = plane_layout(formats.input_format, in.width, in.height);
+    const PlaneLayout out_layout = plane_layout(formats.output_format, out.width, out.height);
+    for (Slot& s : slots_) {
+      s.staging_in = PooledBuffer(pool_, {MemoryKind::pinned_host, in.width, in.height,
+                                          int(formats.input_format), in_layout.total_bytes()});
+      s.device_in = PooledBuffer(pool_, {MemoryKind::device, in.width, in.height,
+                                         kDevicePlanarTag + int(formats.input_format), in_layout.total_bytes()});
+      s.rgba_in = PooledBuffer(pool_, {MemoryKind::device, in.width, in.height, kRgbaTag, size_t(in.width) * in.height * 4});
+      s.rgba_out = PooledBuffer(pool_, {MemoryKind::device, out.width, out.height, kRgbaTag, size_t(out.width) * out.height * 4});
+      s.device_out = PooledBuffer(pool_, {MemoryKind::device, out.width, out.height,
+                                          kDevicePlanarTag + int(formats.output_format), out_layout.total_bytes()});
+    }
+    output_bytes_ = out_layout.total_bytes();
+    return out;
+  }
+
+  bool can_submit() const override { return order_.size() < slots_.size(); }
+
+  void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool pinned) override {
+    Slot& s = slots_[next_slot_];
+    next_slot_ = (next_slot_ + 1) % slots_.size();
+    const Size in = formats_.input_size, out = chain_.output_size();
+
+    PlanarView source = picture;
+    if (!pinned) {
+      source = tight_view(s.staging_in.data(), formats_.input_format, in);
+      copy_picture_host(picture, source);
+      traffic_.host_copy_bytes += s.staging_in.bytes();
+    }
+    const PlanarView device_in = tight_view(s.device_in.data(), formats_.input_format, in);
+    const PlaneLayout layout = plane_layout(formats_.input_format, in.width, in.height);
+    SP_CUDA_CHECK(cudaEventRecord(s.start, s.stream));
+    for (int i = 0; i < layout.count; ++i) {
+      SP_CUDA_CHECK(cudaMemcpy2DAsync(device_in.plane[i], device_in.pitch[i], source.plane[i], source.pitch[i],
+                                      layout.pitch[i], layout.rows[i], cudaMemcpyHostToDevice, s.stream));
+    }
+    traffic_.host_to_device_bytes += layout.total_bytes();
+    SP_CUDA_CHECK(cudaEventRecord(s.uploaded, s.stream));
+
+    const RgbaView rgba_in{s.rgba_in.data(), in.width, in.height, size_t(in.width) * 4};
+    const RgbaView rgba_out = chain_.size() == 0
+                                  ? rgba_in
+                                  : RgbaView{s.rgba_out.data(), out.width, out.height, size_t(out.width) * 4};
+    convert_to_rgba_cuda(device_in, formats_.input_color, rgba_in, s.stream);
+    SP_CUDA_CHECK_LAUNCH();
+    SP_CUDA_CHECK(cudaEventRecord(s.converted_in, s.stream));
+
+    // Stage sections run in frame order: they share scratch, and temporal stages need order.
+    if (last_stages_done_) SP_CUDA_CHECK(cudaStreamWaitEvent(s.stream, last_stages_done_, 0));
+    chain_.run_cuda(rgba_in, rgba_out, frame, s.stream, s.stage_marks);
+    last_stages_done_ = s.stage_marks.back();
+
+    const PlanarView device_out = tight_view(s.device_out.data(), formats_.output_format, out);
+    convert_from_rgba_cuda(rgba_out, formats_.output_color, device_out, s.stream);
+    SP_CUDA_CHECK_LAUNCH();
+    SP_CUDA_CHECK(cudaEventRecord(s.converted_out, s.stream));
+
+    s.pending = EngineFrame{};
+    s.pending.tag = tag;
+    s.pending.storage = PooledBuffer(pool_, {MemoryKind::pinned_host, out.width, out.height,
+                                             int(formats_.output_format), output_bytes_});
+    s.pending.picture = tight_view(s.pending.storage.data(), formats_.output_format, out);
+    SP_CUDA_CHECK(cudaMemcpyAsync(s.pending.storage.data(), s.device_out.data(), output_bytes_,
+                                  cudaMemcpyDeviceToHost, s.stream));
+    traffic_.device_to_host_bytes += output_bytes_;
+    SP_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
+    order_.push_back(&s);
+  }
+
+  size_t in_flight() const override { return order_.size(); }
+
+  bool oldest_ready() override {
+    if (order_.empty()) return false;
+    const cudaError_t status = cudaEventQuery(order_.front()->done);
+    if (status == cudaErrorNotReady) return false;
+    SP_CUDA_CHECK(status);
+    return true;
+  }
+
+  EngineFrame take_oldest() override {
+    Slot& s = *order_.front();
+    order_.pop_front();
+    SP_CUDA_CHECK(cudaEventSynchronize(s.done));
+    FrameTimings& t = s.pending.timings;
+    t.upload_ms = elapsed_ms(s.start, s.uploaded);
+    t.convert_in_ms = elapsed_ms(s.uploaded, s.converted_in);
+    t.stage_ms.resize(chain_.size());
+    for (size_t i = 0; i < chain_.size(); ++i) t.stage_ms[i] = elapsed_ms(s.stage_marks[i], s.stage_marks[i + 1]);
+    t.convert_out_ms = elapsed_ms(s.stage_marks.back(), s.converted_out);
+    t.download_ms = elapsed_ms(s.converted_out, s.done);
+    return std::move(s.pending);
+  }
+
+  const StageChain& chain() const override { return chain_; }
+  EngineTraffic traffic() const override { return traffic_; }
+  Backend backend() const override { return Backend::cuda; }
+
+ private:
+  BufferPool& pool_;
+  StageChain chain_;
+  std::vector<Slot> slots_;
+  std::deque<Slot*> order_;
+  size_t next_slot_ = 0;
+  cudaEvent_t last_stages_done_ = nullptr;
+  EngineFormats formats_;
+  size_t output_bytes_ = 0;
+  EngineTraffic traffic_;
+};
+
+}  // namespace
+
+std::unique_ptr<FrameEngine> make_cuda_engine(std::vector<StageSpec> stages, BufferPool& pool,
+                                              int frames_in_flight) {
+  return std::make_unique<CudaFrameEngine>(std::move(stages), pool, frames_in_flight);
+}
+
+}  // namespace sp

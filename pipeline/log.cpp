@@ -1,0 +1,58 @@
+#include "pipeline/log.h"
+
+#include <cstdio>
+#include <mutex>
+
+namespace sp {
+namespace {
+std::mutex g_mutex;
+LogLevel g_level = LogLevel::info;
+bool g_status_shown = false;
+
+void erase_status_locked() {
+  if (g_status_shown) {
+    std::fputs("\r\033[K", stderr);
+    g_status_shown = false;
+  }
+}
+}  // namespace
+
+void set_log_level(LogLevel level) { g_level = level; }
+LogLevel log_level() { return g_level; }
+
+bool parse_log_level(const std::string& text, LogLevel* out) {
+  static const std::pair<const char*, LogLevel> names[] = {{"quiet", LogLevel::quiet},
+                                                           {"error", LogLevel::error},
+                                                           {"warning", LogLevel::warning},
+                                                           {"info", LogLevel::info},
+                                                           {"debug", LogLevel::debug}};
+  for (const auto& [name, level] : names)
+    if (text == name) {
+      *out = level;
+      return true;
+    }
+  return false;
+}
+
+void log_line(LogLevel level, const std::string& message) {
+  if (level > g_level || level == LogLevel::quiet) return;
+  static const char* prefix[] = {"", "error: ", "warning: ", "", ""};
+  std::lock_guard lock(g_mutex);
+  erase_status_locked();
+  std::fprintf(stderr, "stylepipe: %s%s\n", prefix[int(level)], message.c_str());
+  std::fflush(stderr);
+}
+
+void set_status_line(const std::string& line) {
+  std::lock_guard lock(g_mutex);
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fflush(stderr);
+  g_status_shown = true;
+}
+
+void clear_status_line() {
+  std::lock_guard lock(g_mutex);
+  erase_status_locked();
+}
+
+}  // namespace sp

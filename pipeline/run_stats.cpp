@@ -1,0 +1,85 @@
+#include "pipeline/run_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace sp {
+
+double Samples::percentile(double p) const {
+  if (values_.empty()) return 0;
+  std::vector<double> sorted = values_;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t rank = size_t(std::ceil(p / 100.0 * sorted.size()));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+double Samples::max() const { return values_.empty() ? 0 : *std::max_element(values_.begin(), values_.end()); }
+
+double Samples::mean() const {
+  return values_.empty() ? 0 : std::accumulate(values_.begin(), values_.end(), 0.0) / values_.size();
+}
+
+nlohmann::json Samples::summary() const {
+  return {{"count", count()}, {"p50", median()}, {"p95", percentile(95)}, {"p99", percentile(99)},
+          {"max", max()},     {"mean", mean()}};
+}
+
+void RunStats::add_frame(const FrameTimings& t) {
+  upload_ms.add(t.upload_ms);
+  convert_in_ms.add(t.convert_in_ms);
+  convert_out_ms.add(t.convert_out_ms);
+  download_ms.add(t.download_ms);
+  for (size_t i = 0; i < t.stage_ms.size() && i < stages.size(); ++i) stages[i].ms.add(t.stage_ms[i]);
+}
+
+static nlohmann::json choice_json(const Choice& c) {
+  nlohmann::json j = {{"name", c.name}};
+  if (!c.reason.empty()) j["reason"] = c.reason;
+  return j;
+}
+
+nlohmann::json RunStats::to_json() const {
+  nlohmann::json stage_list = nlohmann::json::array();
+  for (const auto& s : stages) {
+    nlohmann::json j = {{"name", s.name}, {"ms", s.ms.summary()}};
+    for (const auto& [k, v] : s.counters) j["counters"][k] = v.summary();
+    stage_list.push_back(j);
+  }
+  const double fps = wall_seconds > 0 ? frames_out / wall_seconds : 0;
+  const double per_frame = frames_out > 0 ? 1.0 / frames_out : 0;
+  return {
+      {"result", result},
+      {"input", input},
+      {"output", output},
+      {"backend", choice_json(backend)},
+      {"decoder", choice_json(decoder)},
+      {"encoder", choice_json(encoder)},
+      {"frames", {{"in", frames_in}, {"out", frames_out}, {"dropped", frames_dropped}}},
+      {"wall_seconds", wall_seconds},
+      {"fps", fps},
+      {"stages", stage_list},
+      {"steps_ms",
+       {{"upload", upload_ms.summary()},
+        {"convert_in", convert_in_ms.summary()},
+        {"convert_out", convert_out_ms.summary()},
+        {"download", download_ms.summary()}}},
+      {"latency_ms", latency_ms.summary()},
+      {"pool",
+       {{"hits", pool.hits},
+        {"misses", pool.misses},
+        {"freed", pool.freed},
+        {"buffers_live", pool.buffers_live},
+        {"bytes_live", pool.bytes_live},
+        {"high_water_bytes", pool.high_water_bytes}}},
+      {"transfer_bytes",
+       {{"host_to_device", traffic.host_to_device_bytes},
+        {"device_to_host", traffic.device_to_host_bytes},
+        {"host_copy", traffic.host_copy_bytes},
+        {"host_to_device_per_frame", traffic.host_to_device_bytes * per_frame},
+        {"device_to_host_per_frame", traffic.device_to_host_bytes * per_frame}}},
+      {"warnings", warnings},
+  };
+}
+
+}  // namespace sp

@@ -1,0 +1,58 @@
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pipeline/buffer_pool.h"
+#include "pipeline/frame_engine.h"
+
+namespace sp {
+
+// Samples of one quantity (milliseconds), summarized by percentiles.
+class Samples {
+ public:
+  void add(double v) { values_.push_back(v); }
+  size_t count() const { return values_.size(); }
+  double percentile(double p) const;  // nearest-rank, p in [0,100]; 0 when empty
+  double median() const { return percentile(50); }
+  double max() const;
+  double mean() const;
+  nlohmann::json summary() const;  // {count, p50, p95, p99, max, mean}
+
+ private:
+  std::vector<double> values_;
+};
+
+// A component choice and why: {"name": "libx264", "reason": "..."}.
+struct Choice {
+  std::string name;
+  std::string reason;  // empty when it was the first choice
+};
+
+struct StageStats {
+  std::string name;
+  Samples ms;
+  std::map<std::string, Samples> counters;
+};
+
+struct RunStats {
+  Choice backend, decoder, encoder;
+  std::string input, output;
+  int64_t frames_in = 0, frames_out = 0, frames_dropped = 0;
+  double wall_seconds = 0;
+  std::vector<StageStats> stages;
+  Samples upload_ms, convert_in_ms, convert_out_ms, download_ms;
+  Samples latency_ms;  // frame fully read -> frame fully written
+  PoolStats pool;
+  EngineTraffic traffic;
+  std::vector<std::string> warnings;
+  std::string result = "ok";  // ok, interrupted, data error, ...
+
+  void add_frame(const FrameTimings& t);
+  nlohmann::json to_json() const;
+};
+
+}  // namespace sp

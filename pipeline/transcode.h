@@ -1,0 +1,37 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "codecs/media_reader.h"
+#include "codecs/media_writer.h"
+#include "pipeline/bounded_queue.h"
+#include "pipeline/progress.h"
+#include "pipeline/run_stats.h"
+#include "pipeline/stage_chain.h"
+
+namespace sp {
+
+struct TranscodeOptions {
+  std::vector<StageSpec> stages;
+  InputOptions input;
+  OutputOptions output;
+  std::string backend = "auto";  // auto | cuda | cpu
+  int frames_in_flight = 3;
+  int queue_depth = 4;
+  // Live sources: queue depth 1, one frame in flight, each frame flushed when written.
+  bool low_latency = false;
+  OverflowPolicy overflow = OverflowPolicy::block;
+  ProgressMode progress = ProgressMode::automatic;
+  std::string stats_json_path;
+};
+
+// Picks the backend for a request of auto|cuda|cpu. `auto` falls back to the
+// CPU and says why in one line; `cuda` without a device throws (exit 69).
+Choice select_backend(const std::string& request);
+
+// Reader, processor and writer threads joined by bounded queues. Returns the
+// exit code; fills `stats`. Throws sp::Error only for failures before any
+// output was opened.
+int run_transcode(const TranscodeOptions& options, RunStats& stats);
+
+}  // namespace sp

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Times the same transcode (1080p H.264 + AAC in, libx264 out, audio copied)
+# through ffmpeg and through stylepipe's conversion-only chain, 3 runs each,
+# and reports medians. Usage: scripts/e2e-compare.sh OUTDIR
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?}
+bin=${STYLEPIPE:-build-gpu/stylepipe}
+preset=${PRESET:-ultrafast}
+clip="$out/e2e_in.mp4"
+[ -e "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 \
+  -f lavfi -i sine=frequency=440:sample_rate=48000 -t 20 -c:v libx264 -preset veryfast -pix_fmt yuv420p \
+  -c:a aac "$clip"
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+timeit() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || echo "FAILED: $*" >&2; e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f\n", b-a}'; }
+ff=(); sp=()
+for i in 1 2 3; do
+  ff+=("$(timeit ffmpeg -hide_banner -y -i "$clip" -c:v libx264 -preset "$preset" -crf 18 -c:a copy "$out/e2e_ffmpeg.mp4")")
+  sp+=("$(timeit "$bin" run configs/identity.yaml -i "$clip" -o "$out/e2e_stylepipe.mp4" -y --codec libx264 \
+    --preset "$preset" --crf 18 --progress none --stats-json "$out/e2e_stats.json")")
+done
+ffm=$(printf '%s\n' "${ff[@]}" | median)
+spm=$(printf '%s\n' "${sp[@]}" | median)
+ratio=$(awk -v a="$spm" -v b="$ffm" 'BEGIN{printf "%.3f", a/b}')
+echo "e2e 1080p x264 $preset: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
+  | tee "$out/e2e.txt"

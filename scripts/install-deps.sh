@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what stylepipe needs to build and test on Debian 12 / Ubuntu 24.04.
+# The CUDA toolkit is expected at /usr/local/cuda (NVIDIA's packages); it is
+# not in the distribution's default repositories.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
+  ffmpeg libffmpeg-nvenc-dev
+  libyaml-cpp-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libfftw3-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  echo "install-deps: the CUDA toolkit (nvcc) is missing: install NVIDIA's cuda-toolkit package" >&2
+  exit 69
+fi
