@@ -1,0 +1,81 @@
+#include "tests/e2e_util.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+namespace sp::test {
+
+CommandResult run_command(const std::string& command) {
+  CommandResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+TempDir::TempDir() {
+  std::random_device rd;
+  path_ = std::filesystem::temp_directory_path() / ("stylepipe-test-" + std::to_string(rd()) + std::to_string(rd()));
+  std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string stylepipe_binary() { return STYLEPIPE_BINARY; }
+std::string source_dir() { return STYLEPIPE_SOURCE_DIR; }
+
+static std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+std::vector<double> video_frame_times(const std::string& file) {
+  const CommandResult r = run_command("ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 " +
+                                      shell_quote(file));
+  std::vector<double> times;
+  for (const auto& l : lines(r.output)) times.push_back(std::stod(l));
+  return times;
+}
+
+std::vector<std::string> audio_packet_hashes(const std::string& file) {
+  const CommandResult r = run_command("ffmpeg -v error -i " + shell_quote(file) +
+                                      " -map 0:a -c copy -f framemd5 -");
+  std::vector<std::string> hashes;
+  for (const auto& l : lines(r.output)) {
+    if (l[0] == '#') continue;
+    hashes.push_back(l.substr(l.rfind(',') + 1));  // md5 of the packet data
+  }
+  return hashes;
+}
+
+int decoded_video_frames(const std::string& file) {
+  const CommandResult r = run_command("ffprobe -v error -select_streams v:0 -count_frames -show_entries "
+                                      "stream=nb_read_frames -of csv=p=0 " + shell_quote(file));
+  try {
+    return r.exit_code == 0 ? std::stoi(r.output) : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+}  // namespace sp::test

@@ -1,0 +1,38 @@
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sp::test {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command, capturing its output.
+CommandResult run_command(const std::string& command);
+std::string shell_quote(const std::string& s);
+
+// A fresh temporary directory removed at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  std::filesystem::path path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string stylepipe_binary();
+std::string source_dir();
+
+// ffprobe helpers: per-frame presentation times of the first video stream,
+// and md5 of every packet of the audio streams (framemd5, stream copy).
+std::vector<double> video_frame_times(const std::string& file);
+std::vector<std::string> audio_packet_hashes(const std::string& file);
+int decoded_video_frames(const std::string& file);
+
+}  // namespace sp::test
