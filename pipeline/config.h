@@ -1,0 +1,54 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/params.h"
+
+namespace sp {
+
+// One entry of the `pipeline:` list, validated against its stage's table.
+struct StageConfig {
+  std::string name;
+  Params params;  // every key of the table; given() marks what the user wrote
+  int line = 0, column = 0;  // 1-based position of the stage name in the file
+};
+
+// `output:` — defaults for the encoder; command-line flags override them.
+struct OutputDefaults {
+  std::optional<std::string> codec, preset, pixel_format, format;
+  std::optional<int> crf;
+};
+
+// `settings:`
+struct PipelineSettings {
+  int frames_in_flight = 3;  // 1..16
+  int queue_depth = 4;       // 1..64
+};
+
+struct Config {
+  std::string path;  // as the user gave it
+  std::vector<StageConfig> stages;
+  OutputDefaults output;
+  PipelineSettings settings;
+};
+
+// Reads and validates a config. Every problem in the file is collected and
+// reported at once: sp::Error(ExitCode::config) whose message is one line per
+// problem, `path:line:col: error: ...`, in file order. A file that cannot be
+// read gives sp::Error(ExitCode::no_input, "path: error: cannot open config (...)").
+Config load_config(const std::string& path);
+
+// Same, from text; `display_path` prefixes the messages.
+Config parse_config(const std::string& yaml_text, const std::string& display_path);
+
+// The tables of the `output:` and `settings:` sections. Like the stage tables
+// they drive validation, the JSON schema and the docs.
+const std::vector<ParamSpec>& output_param_table();
+const std::vector<ParamSpec>& settings_param_table();
+
+// The closest of `candidates` to `word` by edit distance (adjacent swaps count
+// as one edit), or "" when none is close enough to be a plausible typo.
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace sp
