@@ -59,8 +59,8 @@ using config_detail::position_text;
 void for_each_entry(const YAML::Node& map, Diagnostics& diag,
                     const std::function<void(const YAML::Node& key, const YAML::Node& value)>& fn) {
   std::map<std::string, YAML::Mark> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const YAML::Node& key = it->first;
+  for (const auto& entry : map) {  // iterator-> returns a temporary proxy: bind *it instead
+    const YAML::Node& key = entry.first;
     if (!key.IsScalar()) {
       diag.add(key.Mark(), fmt::format("a key must be a plain name (got {})", describe(key)));
       continue;
@@ -71,7 +71,7 @@ void for_each_entry(const YAML::Node& map, Diagnostics& diag,
                fmt::format("duplicate key '{}' (first given at {})", key.Scalar(), position_text(prev->second)));
       continue;
     }
-    fn(key, it->second);
+    fn(key, entry.second);
   }
 }
 
