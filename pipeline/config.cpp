@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -104,9 +105,13 @@ bool read_section(const Section& section, const YAML::Node& node, Diagnostics& d
   if (node.IsNull()) return true;  // `scale:` or `scale: ~` means all defaults
   const size_t before = diag.count();
   if (!node.IsMap()) {
+    // Show a parameter with a real default ("auto" ones have none worth writing).
     std::string example = "{}";
-    if (!section.table.empty())
-      example = fmt::format("{{{}: {}}}", section.table[0].name, format_value(section.table[0].default_value));
+    for (const ParamSpec& p : section.table)
+      if (!p.optional_default) {
+        example = fmt::format("{{{}: {}}}", p.name, format_value(p.default_value));
+        break;
+      }
     diag.add(node.Mark(), fmt::format("{} takes a map of {}s like {} (got {})", section.owner, section.item_word,
                                       example, describe(node)));
     return false;

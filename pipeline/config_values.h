@@ -46,10 +46,6 @@ std::string param_subject(const std::string& item_word, const std::string& param
 std::optional<ParamValue> convert_value(const ParamSpec& spec, const YAML::Node& key, const YAML::Node& value,
                                         const std::string& subject, Diagnostics& diagnostics);
 
-}  // namespace sp::config_detail
-
-namespace sp::config_detail {
-
 // "" when FFmpeg knows `name` for the `output:` field `field` (codec: a video
 // encoder, pixel_format: a pixel format, format: a muxer), else why not,
 // e.g. "names no FFmpeg video encoder 'libx26' (did you mean 'libx264'?)".

@@ -2,12 +2,27 @@
 // Test-only stages for the config tests: one with a parameter of every type,
 // one without parameters. Registered on first use; the `test_` prefix keeps
 // them apart from the real stages linked into the same binary.
+#include <cstring>
 #include <memory>
-#include <stdexcept>
 
+#include "pipeline/cuda_check.h"
 #include "pipeline/stage.h"
 
 namespace sp::test {
+
+// Identity, so that any other test that runs every registered stage finds
+// these harmless.
+class ConfigTestStage : public Stage {
+ public:
+  Size configure(Size input, Backend, ScratchAllocator&) override { return input; }
+  void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo&) override {
+    for (int y = 0; y < in.height; ++y) std::memcpy(out.row(y), in.row(y), size_t(in.width) * 4);
+  }
+  void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) override {
+    SP_CUDA_CHECK(cudaMemcpy2DAsync(out.data, out.pitch, in.data, in.pitch, size_t(in.width) * 4, in.height,
+                                    cudaMemcpyDeviceToDevice, stream));
+  }
+};
 
 inline std::vector<ParamSpec> every_type_table() {
   return {
@@ -34,9 +49,7 @@ inline void register_config_test_stages() {
       if (p.get_string("label") == "refuse") return "this instance refuses to run";
       return std::nullopt;
     };
-    every.create = [](const Params&) -> std::unique_ptr<Stage> {
-      throw std::logic_error("test_every is for config tests only");
-    };
+    every.create = [](const Params&) -> std::unique_ptr<Stage> { return std::make_unique<ConfigTestStage>(); };
     StageRegistry::instance().add(every);
 
     StageDescriptor empty;

@@ -240,6 +240,9 @@ TEST(StageDocsTest, EveryRegisteredTableIsConsistent) {
       const auto problem = d->validate(default_params(d->params));
       EXPECT_FALSE(problem.has_value()) << "defaults fail the stage's own check: " << problem.value_or("");
     }
+    if (d->create) {
+      EXPECT_NE(d->create(default_params(d->params)), nullptr) << "create() with the defaults";
+    }
     try {
       const Config c = parse_config("pipeline:\n  - " + d->name + ": {}\n", "defaults.yaml");
       ASSERT_EQ(c.stages.size(), 1u);
