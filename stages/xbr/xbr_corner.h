@@ -77,12 +77,12 @@ SP_HD void xbr_corner(const Neighborhood& nb, const Rules& rules, uint32_t (&blk
   const uint32_t kE = v.key(0, 0), kF = v.key(0, 1), kH = v.key(1, 0);
   // Inside a flat area (E continues right or down): nothing to do. A real
   // branch: whole warps of flat pixel art skip the distance work together.
-  if (rules.same(PE, PH, kE, kH) || rules.same(PE, PF, kE, kF)) return;
+  if (PE == PH || PE == PF) return;
 
   const uint32_t PB = v.px(-1, 0), PC = v.px(-1, 1), PD = v.px(0, -1), PG = v.px(1, -1);
   const uint32_t kB = v.key(-1, 0), kC = v.key(-1, 1), kD = v.key(0, -1), kG = v.key(1, -1), kI = v.key(1, 1);
   const uint32_t kF4 = v.key(0, 2), kI4 = v.key(1, 2), kH5 = v.key(2, 0), kI5 = v.key(2, 1);
-  auto d = [&](uint32_t a, uint32_t b) { return rules.dist(a, b); };
+  auto d = [](uint32_t a, uint32_t b) { return yuv_distance(a, b); };
   auto eq = [](uint32_t a, uint32_t b) { return yuv_distance(a, b) < kEqualDistance; };
 
   const int e = d(kE, kC) + d(kE, kG) + d(kI, kH5) + d(kI, kF4) + (d(kH, kF) << 2);
@@ -100,9 +100,9 @@ SP_HD void xbr_corner(const Neighborhood& nb, const Rules& rules, uint32_t (&blk
            eq(kE, kC);
   }
   const bool rule = e < i && edge;
-  const int ke = d(kF, kG), ki = d(kH, kC);
-  const bool left = rule && (ke << 1) <= ki && !rules.same(PE, PG, kE, kG) && !rules.same(PD, PG, kD, kG);
-  const bool up = rule && ke >= (ki << 1) && !rules.same(PE, PC, kE, kC) && !rules.same(PB, PC, kB, kC);
+  const int ke = rules.slope_dist(kF, kG), ki = rules.slope_dist(kH, kC);
+  const bool left = rule && (ke << 1) <= ki && !rules.same_slope(PE, PG, kE, kG) && !rules.same_slope(PD, PG, kD, kG);
+  const bool up = rule && ke >= (ki << 1) && !rules.same_slope(PE, PC, kE, kC) && !rules.same_slope(PB, PC, kB, kC);
   // Tallies: which corner, level-1 edge rule, level-2 (shallow slope) rule.
   tally.add(Rot, rule, left || up);
   apply_corner<N, Rot>(blk, px, rule, left, up);

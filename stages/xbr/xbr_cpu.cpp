@@ -11,7 +11,10 @@
 namespace sp {
 namespace {
 
-constexpr double kDefaultThreshold = 48;
+// About the 90th percentile of the distance between pixels that were equal
+// before x264 at crf 28 (yuv420p), and where level-2 decisions on such clips
+// agree best with those on the lossless source (see README.md).
+constexpr double kDefaultThreshold = 32;
 
 // Counts decisions of a chunk of rows.
 struct CountTally {
@@ -118,12 +121,13 @@ StageDescriptor make_xbr_descriptor() {
                 "Upscaling factor: every input pixel becomes a scale x scale block (2, 3 or 4, like FFmpeg's xbr=n)."},
       ParamSpec{"mode", ParamType::choice, std::string("exact"), std::nullopt, std::nullopt, {"exact", "threshold"},
                 "exact: FFmpeg's rules, bit-exact with `ffmpeg -vf xbr=N`; use it for lossless sources (emulators, "
-                "PNG). threshold: colours closer than `threshold` count as equal, so level-2 (shallow slope) "
-                "smoothing survives codec noise; use it for pixel art that went through a lossy codec."},
+                "PNG, lossless video). threshold: the level-2 (shallow slope) rules treat colours closer than "
+                "`threshold` as equal instead of requiring identical pixels; use it for pixel art that went "
+                "through a lossy codec, where codec noise otherwise makes those rules misfire."},
       ParamSpec{"threshold", ParamType::number, kDefaultThreshold, 1.0, 155.0, {},
-                "mode: threshold only. YUV distance (FFmpeg's 48|dY|-free form: |dY|+|dU|+|dV| on its integer YUV) "
-                "below which two colours are treated as the same colour. Larger values absorb stronger codec noise "
-                "but merge genuinely different shades. 155 is xBR's own similarity limit."},
+                "Only with mode: threshold. Colour distance (FFmpeg's |dY|+|dU|+|dV| on 8-bit integer YUV) below "
+                "which the level-2 rules count two colours as the same. Raise it for noisier sources, lower it "
+                "for art with subtle shading; 155 is xBR's own 'similar colour' limit. Fractions round up."},
   };
   d.validate = [](const Params& p) -> std::optional<std::string> {
     if (p.given("threshold") && p.get_string("mode") != "threshold")

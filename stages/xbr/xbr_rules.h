@@ -78,24 +78,31 @@ struct Neighborhood {
   uint32_t key[5][5];
 };
 
-// Strict FFmpeg behaviour: "same colour" means the same 32-bit word.
+// The two modes differ only in the level-2 rules, which decide whether an
+// edge is shallow enough (a 2:1 slope) for the wider blend:
+//   left: d(F,G)*2 <= d(H,C) && E != G && D != G   (and up, mirrored).
+// On lossless pixel art d(F,G) == 0 when the slope continues, which makes
+// `left` hold whatever d(H,C) is, and the guards compare exact colours.
+
+// FFmpeg's rules: slope distances as they are, guards on the exact 32-bit word.
 struct ExactRules {
-  SP_HD bool same(uint32_t a, uint32_t b, uint32_t, uint32_t) const { return a == b; }
-  SP_HD int dist(uint32_t ka, uint32_t kb) const { return yuv_distance(ka, kb); }
+  SP_HD int slope_dist(uint32_t ka, uint32_t kb) const { return yuv_distance(ka, kb); }
+  SP_HD bool same_slope(uint32_t a, uint32_t b, uint32_t, uint32_t) const { return a == b; }
 };
 
-// For lossy video: colours (of equal alpha) closer than `threshold` count as
-// the same colour everywhere the rules compare colours, and distances below
-// it count as zero in the edge weights, so codec noise neither opens edges in
-// flat areas nor hides the level-2 (shallow-slope) cases.
+// For pixel art that went through a lossy codec, where no two pixels are
+// exactly equal any more: in the level-2 rules, colours of equal alpha closer
+// than `threshold` count as the same colour, so slope distances below it are
+// zero and the guards treat such pairs as equal. The level-1 rules stay
+// FFmpeg's.
 struct ThresholdRules {
   int threshold = 1;
-  SP_HD bool same(uint32_t a, uint32_t b, uint32_t ka, uint32_t kb) const {
-    return ((a ^ b) >> 24) == 0 && yuv_distance(ka, kb) < threshold;
-  }
-  SP_HD int dist(uint32_t ka, uint32_t kb) const {
+  SP_HD int slope_dist(uint32_t ka, uint32_t kb) const {
     const int d = yuv_distance(ka, kb);
     return d < threshold ? 0 : d;
+  }
+  SP_HD bool same_slope(uint32_t a, uint32_t b, uint32_t ka, uint32_t kb) const {
+    return ((a ^ b) >> 24) == 0 && yuv_distance(ka, kb) < threshold;
   }
 };
 
