@@ -1,0 +1,184 @@
+// The CUDA backend's orchestration: the stroke branch runs on a second stream,
+// forked from and joined back to the stage's stream by events, while the tone
+// branch (histogram, matching, optional CG solve) runs on the stage's stream.
+#include <cstring>
+
+#include "pipeline/cuda_check.h"
+#include "stages/pencil/pencil.h"
+#include "stages/pencil/pencil_cuda.h"
+
+namespace sp::pencil {
+
+struct PencilStage::CudaState {
+  // Created once per stage, reused across configures.
+  cudaStream_t stroke_stream = nullptr;
+  cudaEvent_t fork = nullptr, stroke_done = nullptr;
+  SolveStats* stats_host = nullptr;  // pinned; the last copied-back solve
+
+  // Scratch (device), from the allocator at each configure.
+  uint16_t* gradient = nullptr;
+  uint16_t* classified = nullptr;
+  uint32_t* sp = nullptr;
+  uint32_t* range = nullptr;  // {~min, max}
+  double* range_state = nullptr;  // 2 slots x {lo, hi}
+  uint32_t* counts = nullptr;
+  double* ema = nullptr;
+  double* target_cdf = nullptr;
+  float* ln_level = nullptr;
+  float* ln_j = nullptr;
+  float* ln_h = nullptr;
+  uint8_t* texels = nullptr;
+  gpu::DeviceLineKernels classify_kernels, draw_kernels;
+  float* cg[5] = {};
+  double* partials = nullptr;
+  SolveStats* stats = nullptr;
+  int cg_blocks = 0;
+};
+
+namespace {
+
+template <class T>
+T* upload(ScratchAllocator& scratch, const T* host, size_t count) {
+  T* device = scratch.allocate_array<T>(count);
+  SP_CUDA_CHECK(cudaMemcpy(device, host, count * sizeof(T), cudaMemcpyHostToDevice));
+  return device;
+}
+
+gpu::DeviceLineKernels upload_kernels(ScratchAllocator& scratch, const LineKernelSet& k) {
+  gpu::DeviceLineKernels d;
+  d.runs = upload(scratch, k.runs.data(), k.runs.size());
+  d.weights = upload(scratch, k.weights.data(), k.weights.size());
+  for (int i = 0; i <= kDirections; ++i) d.begin[i] = k.begin[i];
+  d.half_length = k.half_length;
+  return d;
+}
+
+}  // namespace
+
+void PencilStage::configure_cuda(ScratchAllocator& scratch) {
+  if (!cuda_) {
+    cuda_ = new CudaState();
+    SP_CUDA_CHECK(cudaStreamCreateWithFlags(&cuda_->stroke_stream, cudaStreamNonBlocking));
+    SP_CUDA_CHECK(cudaEventCreateWithFlags(&cuda_->fork, cudaEventDisableTiming));
+    SP_CUDA_CHECK(cudaEventCreateWithFlags(&cuda_->stroke_done, cudaEventDisableTiming));
+    SP_CUDA_CHECK(cudaMallocHost(&cuda_->stats_host, sizeof(SolveStats)));
+  }
+  CudaState& c = *cuda_;
+  *c.stats_host = SolveStats{};
+  const size_t pixels = size_t(size_.width) * size_.height;
+  c.gradient = scratch.allocate_array<uint16_t>(pixels);
+  c.classified = scratch.allocate_array<uint16_t>(pixels);
+  c.sp = scratch.allocate_array<uint32_t>(pixels);
+  c.range = scratch.allocate_array<uint32_t>(2);
+  c.range_state = scratch.allocate_array<double>(4);
+  SP_CUDA_CHECK(cudaMemset(c.range_state, 0, 4 * sizeof(double)));
+  c.counts = scratch.allocate_array<uint32_t>(kLevels);
+  c.ema = scratch.allocate_array<double>(kLevels);
+  SP_CUDA_CHECK(cudaMemset(c.ema, 0, kLevels * sizeof(double)));
+  c.target_cdf = upload(scratch, tone_target_.cdf.data(), kLevels);
+  c.ln_level = upload(scratch, ln_level_.data(), kLevels);
+  c.ln_j = scratch.allocate_array<float>(kLevels);
+  c.ln_h = upload(scratch, texture_.ln_table.data(), kLevels);
+  c.texels = upload(scratch, texture_.texels.data(), texture_.texels.size());
+  c.classify_kernels = upload_kernels(scratch, classify_kernels_);
+  c.draw_kernels = upload_kernels(scratch, draw_kernels_);
+  gpu::prepare_stroke_kernels(half_length_);
+  if (params_.tone_solve == ToneSolve::lu2012) {
+    for (float*& v : c.cg) v = scratch.allocate_array<float>(pixels);
+    c.cg_blocks = gpu::cg_grid_blocks();
+    c.partials = scratch.allocate_array<double>(2 * size_t(c.cg_blocks) * 3);
+    c.stats = scratch.allocate_array<SolveStats>(1);
+    SP_CUDA_CHECK(cudaMemset(c.stats, 0, sizeof(SolveStats)));
+  }
+}
+
+void PencilStage::release_cuda() {
+  if (!cuda_) return;
+  // Destructor path: no throwing; the stream may still hold this stage's work.
+  if (cuda_->stroke_stream) {
+    cudaStreamSynchronize(cuda_->stroke_stream);
+    cudaStreamDestroy(cuda_->stroke_stream);
+  }
+  if (cuda_->fork) cudaEventDestroy(cuda_->fork);
+  if (cuda_->stroke_done) cudaEventDestroy(cuda_->stroke_done);
+  if (cuda_->stats_host) cudaFreeHost(cuda_->stats_host);
+  delete cuda_;
+  cuda_ = nullptr;
+}
+
+void PencilStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) {
+  CudaState& c = *cuda_;
+  const int w = in.width, h = in.height;
+
+  // Fork: the stroke branch on its own stream.
+  SP_CUDA_CHECK(cudaEventRecord(c.fork, stream));
+  SP_CUDA_CHECK(cudaStreamWaitEvent(c.stroke_stream, c.fork, 0));
+  SP_CUDA_CHECK(cudaMemsetAsync(c.range, 0, 2 * sizeof(uint32_t), c.stroke_stream));
+  gpu::launch_median_gradient(in, params_.gradient, c.gradient, c.stroke_stream);
+  gpu::launch_classify(c.gradient, w, h, c.classify_kernels, c.classified, c.stroke_stream);
+  gpu::launch_draw(c.classified, w, h, c.draw_kernels, c.sp, c.range, c.stroke_stream);
+  SP_CUDA_CHECK(cudaEventRecord(c.stroke_done, c.stroke_stream));
+
+  // Tone branch on the stage's stream.
+  SP_CUDA_CHECK(cudaMemsetAsync(c.counts, 0, kLevels * sizeof(uint32_t), stream));
+  gpu::launch_histogram(in, c.counts, stream);
+  gpu::launch_tone_levels(c.counts, double(w) * h, params_.temporal_smoothing, have_history_, c.ema, c.target_cdf,
+                          c.ln_level, c.ln_j, stream);
+  gpu::CombineArgs args;
+  if (params_.tone_solve == ToneSolve::lu2012) {
+    gpu::CgArgs cg;
+    cg.in = in;
+    cg.ln_j = c.ln_j;
+    cg.texels = c.texels;
+    cg.tex_width = texture_.width;
+    cg.tex_height = texture_.height;
+    cg.ln_h_table = c.ln_h;
+    cg.lambda = float(params_.lambda);
+    cg.tolerance = params_.cg_tolerance;
+    cg.max_iterations = params_.cg_max_iterations;
+    cg.warm = have_history_ ? 1 : 0;
+    cg.x = c.cg[0];
+    cg.r = c.cg[1];
+    cg.p0 = c.cg[2];
+    cg.p1 = c.cg[3];
+    cg.q = c.cg[4];
+    cg.partials = c.partials;
+    cg.stats = c.stats;
+    gpu::launch_cg(cg, c.cg_blocks, stream);
+    // Read by counters() later without a sync: the last frame whose copy landed.
+    SP_CUDA_CHECK(cudaMemcpyAsync(c.stats_host, c.stats, sizeof(SolveStats), cudaMemcpyDeviceToHost, stream));
+    args.beta = c.cg[0];
+  }
+
+  // Join and combine.
+  SP_CUDA_CHECK(cudaStreamWaitEvent(stream, c.stroke_done, 0));
+  args.sp = c.sp;
+  args.range = c.range;
+  args.range_state = c.range_state;
+  args.parity = frames_done_ & 1;
+  args.have_history = have_history_ ? 1 : 0;
+  args.ema_factor = params_.temporal_smoothing;
+  args.ln_j = c.ln_j;
+  args.fast_beta_scale = fast_beta_scale_;
+  args.texels = c.texels;
+  args.tex_width = texture_.width;
+  args.tex_height = texture_.height;
+  args.ln_h_table = c.ln_h;
+  args.gamma_s = float(params_.gamma_s);
+  args.gamma_i = float(params_.gamma_i);
+  args.color = params_.color;
+  gpu::launch_combine(in, out, args, stream);
+  have_history_ = true;
+  ++frames_done_;
+}
+
+SolveStats PencilStage::last_solve() const {
+  if (backend_ == Backend::cuda && cuda_ && cuda_->stats_host) {
+    SolveStats s;
+    std::memcpy(&s, const_cast<const SolveStats*>(cuda_->stats_host), sizeof(s));
+    return s;
+  }
+  return cpu_stats_;
+}
+
+}  // namespace sp::pencil

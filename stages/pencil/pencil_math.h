@@ -1,0 +1,142 @@
+#pragma once
+// Per-pixel arithmetic of the pencil stage, compiled by g++ and nvcc alike so
+// both backends run the same operations. The stroke branch is integer
+// arithmetic end to end (luma, median, gradient, line responses, argmax,
+// stroke sums) and therefore bit-exact across backends; only the final
+// tone/texture combination uses float library functions (expf, powf), whose
+// last-ulp differences between glibc and CUDA move an output byte by at most 1.
+#include <cmath>
+#include <cstdint>
+
+#include "pipeline/hd.h"
+
+namespace sp::pencil {
+
+constexpr int kDirections = 8;
+constexpr int kGradientBits = 9;  // gradients are 0..510 in both forms
+constexpr uint16_t kGradientMask = (1u << kGradientBits) - 1;
+constexpr int kWeightOne = 255;   // line kernel weights are 8-bit fixed point
+constexpr int kMaxHalfLength = 64;  // keeps stroke sums inside uint32 (see pencil_kernels.cpp)
+constexpr int kMaxHalfWidth = 3;
+
+SP_HD int imin(int a, int b) { return a < b ? a : b; }
+SP_HD int imax(int a, int b) { return a > b ? a : b; }
+SP_HD int iclamp(int v, int lo, int hi) { return imin(imax(v, lo), hi); }
+
+// BT.601 luma in 8-bit fixed point (weights 77/150/29 sum to 256): exact on both backends.
+SP_HD int luma_sum(int r, int g, int b) { return 77 * r + 150 * g + 29 * b; }
+SP_HD int luma8(int r, int g, int b) { return (luma_sum(r, g, b) + 128) >> 8; }
+SP_HD int luma8_rgba(uint32_t px) {
+  return luma8(int(px & 255u), int((px >> 8) & 255u), int((px >> 16) & 255u));
+}
+
+// Median of nine by the 19-exchange network (Paeth): min/max only, so exact.
+SP_HD void sort2(int& a, int& b) {
+  const int lo = imin(a, b);
+  b = imax(a, b);
+  a = lo;
+}
+SP_HD int median9(int p0, int p1, int p2, int p3, int p4, int p5, int p6, int p7, int p8) {
+  sort2(p1, p2); sort2(p4, p5); sort2(p7, p8);
+  sort2(p0, p1); sort2(p3, p4); sort2(p6, p7);
+  sort2(p1, p2); sort2(p4, p5); sort2(p7, p8);
+  sort2(p0, p3); sort2(p5, p8); sort2(p4, p7);
+  sort2(p3, p6); sort2(p1, p4); sort2(p2, p5);
+  sort2(p4, p7); sort2(p4, p2); sort2(p6, p4);
+  sort2(p4, p2);
+  return p4;
+}
+
+// Forward differences as in the seed (zero past the last column/row).
+// L1: |dx| + |dy| (0..510). L2: sqrt(2 (dx^2 + dy^2)) rounded (0..510), the
+// sqrt(2) keeping both forms on the same scale. sqrtf is correctly rounded on
+// both backends, so the integer result is identical.
+SP_HD int gradient_l1(int dx, int dy) { return (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy); }
+SP_HD int gradient_l2(int dx, int dy) {
+  const float s = sqrtf(float(2 * (dx * dx + dy * dy)));
+  return int(s + 0.5f);
+}
+
+// Gradient and its direction class in one 16-bit word.
+SP_HD uint16_t pack_classified(int gradient, int direction) {
+  return uint16_t(gradient | (direction << kGradientBits));
+}
+SP_HD int classified_gradient(uint16_t v) { return v & kGradientMask; }
+SP_HD int classified_direction(uint16_t v) { return v >> kGradientBits; }
+// C_i of Lu's eq. (2): the gradient where the pixel's class is `direction`, else 0.
+SP_HD uint32_t masked_gradient(uint16_t v, int direction) {
+  return classified_direction(v) == direction ? uint32_t(v & kGradientMask) : 0u;
+}
+
+// Video: the frame's stroke range [min, max] Sp, EMA-smoothed like the
+// histogram (a new strong edge would otherwise re-scale every stroke). Double
+// with an explicit fma so both backends round alike.
+SP_HD double ema_step(double factor, double previous, double current) {
+#if defined(__CUDA_ARCH__)
+  return ::fma(factor, previous, (1.0 - factor) * current);
+#else
+  return std::fma(factor, previous, (1.0 - factor) * current);
+#endif
+}
+SP_HD void smooth_stroke_range(const double* previous, uint32_t sp_min, uint32_t sp_max, double factor,
+                               bool have_history, double* smoothed) {
+  smoothed[0] = have_history ? ema_step(factor, previous[0], double(sp_min)) : double(sp_min);
+  smoothed[1] = have_history ? ema_step(factor, previous[1], double(sp_max)) : double(sp_max);
+}
+
+// S = (1 - Sp)^gamma_s with Sp min-max normalized (Lu).
+SP_HD float stroke_value(uint32_t sp, float lo, float hi, float gamma_s) {
+  float normalized = hi > lo ? (float(sp) - lo) / (hi - lo) : 0.f;
+  normalized = normalized < 0.f ? 0.f : (normalized > 1.f ? 1.f : normalized);
+  const float s = 1.f - normalized;
+  return gamma_s == 1.f ? s : powf(s, gamma_s);
+}
+
+// T^gamma_i = (H^beta)^gamma_i = exp(gamma_i * beta * ln H).
+SP_HD float texture_value(float beta, float ln_h, float gamma_i) { return expf(gamma_i * beta * ln_h); }
+
+// Products that must not be fused into an FMA by nvcc (the CPU never fuses).
+SP_HD float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+SP_HD uint8_t to_u8(float v) {
+  const float r = floorf(v + 0.5f);
+  return uint8_t(r <= 0.f ? 0 : (r >= 255.f ? 255 : int(r)));
+}
+
+// Output pixel from the drawing value R = S * T in [0,1]. Gray: R as luma.
+// Color: Lu's colour version replaces Y and keeps the chroma; for YCbCr,
+// R-Y, G-Y and B-Y depend on chroma only, so adding the luma change to each
+// channel keeps Cb and Cr. The luma is the exact fixed-point one (sum/256).
+SP_HD uint32_t output_pixel(uint32_t in_px, float drawing, bool color) {
+  const float y_new = mul_rn(drawing, 255.f);
+  if (!color) {
+    const uint32_t v = to_u8(y_new);
+    return v | (v << 8) | (v << 16) | (in_px & 0xFF000000u);
+  }
+  const int r = int(in_px & 255u), g = int((in_px >> 8) & 255u), b = int((in_px >> 16) & 255u);
+  const float delta = y_new - float(luma_sum(r, g, b)) * (1.f / 256.f);
+  return uint32_t(to_u8(float(r) + delta)) | (uint32_t(to_u8(float(g) + delta)) << 8) |
+         (uint32_t(to_u8(float(b) + delta)) << 16) | (in_px & 0xFF000000u);
+}
+
+// Screen-space texture lookup (tiled; a stretched texture has the frame's size).
+SP_HD int texture_index(int x, int y, int tex_width, int tex_height) {
+  return (y % tex_height) * tex_width + (x % tex_width);
+}
+
+// The beta system of Lu's eq. (9): (diag(ln^2 H) + lambda L) beta = ln H ln J,
+// L the 4-neighbour graph Laplacian with Neumann borders.
+SP_HD int neighbour_count(int x, int y, int w, int h) {
+  return (x > 0) + (x + 1 < w) + (y > 0) + (y + 1 < h);
+}
+SP_HD float system_diagonal(float ln_h, int neighbours, float lambda) {
+  return ln_h * ln_h + lambda * float(neighbours);
+}
+
+}  // namespace sp::pencil

@@ -1,0 +1,192 @@
+// Lu's beta by Jacobi-preconditioned CG in one cooperative kernel: the whole
+// iteration loop runs on the device (grid-wide syncs between the two passes
+// of an iteration), so there is no per-iteration launch or host readback and
+// the solve stops exactly at its residual. Reductions are deterministic: each
+// block writes a partial, and every block sums the partials in the same order.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+
+#include "pipeline/cuda_check.h"
+#include "stages/pencil/pencil_cuda.h"
+
+namespace cg = cooperative_groups;
+
+namespace sp::pencil::gpu {
+
+namespace {
+
+constexpr int kCgThreads = 256;
+constexpr int kCgWarps = kCgThreads / 32;
+constexpr int kSums = 3;  // partial slots per block
+
+struct Terms {
+  float ln_h;
+  float diagonal;
+  int neighbours;
+};
+
+__device__ Terms pixel_terms(const CgArgs& a, int x, int y) {
+  Terms t;
+  t.ln_h = a.ln_h_table[a.texels[texture_index(x, y, a.tex_width, a.tex_height)]];
+  t.neighbours = neighbour_count(x, y, a.in.width, a.in.height);
+  t.diagonal = system_diagonal(t.ln_h, t.neighbours, a.lambda);
+  return t;
+}
+
+template <class Field>
+__device__ float apply_system(const CgArgs& a, const Terms& t, int i, int x, int y, Field v) {
+  const int w = a.in.width, h = a.in.height;
+  const float c = v(i, x, y);
+  float n = 0;
+  if (x > 0) n += v(i - 1, x - 1, y);
+  if (x + 1 < w) n += v(i + 1, x + 1, y);
+  if (y > 0) n += v(i - w, x, y - 1);
+  if (y + 1 < h) n += v(i + w, x, y + 1);
+  return t.ln_h * t.ln_h * c + a.lambda * (float(t.neighbours) * c - n);
+}
+
+// Block sums of up to kSums values into partials[blockIdx.x * kSums + k].
+__device__ void block_partials(double (&v)[kSums], int count, double* partials) {
+  __shared__ double warp_sums[kCgWarps][kSums];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int k = 0; k < count; ++k) {
+    double s = v[k];
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xFFFFFFFFu, s, off);
+    if (lane == 0) warp_sums[warp][k] = s;
+  }
+  __syncthreads();
+  if (threadIdx.x < count) {
+    double s = 0;
+    for (int wi = 0; wi < kCgWarps; ++wi) s += warp_sums[wi][threadIdx.x];
+    partials[blockIdx.x * kSums + threadIdx.x] = s;
+  }
+  __syncthreads();
+}
+
+// Grid totals after a grid sync: every block adds the partials in one fixed order.
+__device__ void grid_totals(const double* partials, int count, double (&out)[kSums]) {
+  __shared__ double totals[kSums];
+  if (threadIdx.x < 32) {
+    for (int k = 0; k < count; ++k) {
+      double s = 0;
+      for (int b = threadIdx.x; b < gridDim.x; b += 32) s += partials[b * kSums + k];
+      for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xFFFFFFFFu, s, off);
+      if (threadIdx.x == 0) totals[k] = s;
+    }
+  }
+  __syncthreads();
+  for (int k = 0; k < count; ++k) out[k] = totals[k];
+  __syncthreads();
+}
+
+__global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
+  cg::grid_group grid = cg::this_grid();
+  const int w = a.in.width, h = a.in.height, n = w * h;
+  const int first = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+  // Partials alternate between two buffers: a block writes buffer X only after
+  // the next grid sync, when every block has finished reading X.
+  double* partials[2] = {a.partials, a.partials + size_t(gridDim.x) * kSums};
+  int use = 0;
+  double sums[kSums], totals[kSums];
+
+  if (!a.warm)
+    for (int i = first; i < n; i += stride) a.x[i] = 0.f;
+  grid.sync();
+  sums[0] = sums[1] = sums[2] = 0;
+  for (int i = first; i < n; i += stride) {
+    const int x = i % w, y = i / w;
+    const Terms t = pixel_terms(a, x, y);
+    const float rhs = t.ln_h * a.ln_j[luma8_rgba(a.in.row32(y)[x])];
+    const float ax = apply_system(a, t, i, x, y, [&](int j, int, int) { return a.x[j]; });
+    const float r = rhs - ax;
+    a.r[i] = r;
+    sums[0] += double(rhs) * rhs;
+    sums[1] += double(r) * r / t.diagonal;
+    sums[2] += double(r) * r;
+  }
+  block_partials(sums, 3, partials[use]);
+  grid.sync();
+  grid_totals(partials[use], 3, totals);
+  use ^= 1;
+
+  const double bb = totals[0];
+  double rz = totals[1], rr = totals[2], rz_prev = 1;
+  int iterations = 0;
+  if (bb <= 0) {
+    for (int i = first; i < n; i += stride) a.x[i] = 0.f;
+    rr = 0;
+  } else {
+    const double target = a.tolerance * a.tolerance * bb;
+    for (int k = 0; k < a.max_iterations && rr > target; ++k) {
+      const float beta_k = k == 0 ? 0.f : float(rz / rz_prev);
+      float* p_new = (k & 1) ? a.p1 : a.p0;
+      const float* p_old = (k & 1) ? a.p0 : a.p1;
+      auto direction = [&](int j, int x, int y) {
+        const float z = a.r[j] / pixel_terms(a, x, y).diagonal;
+        return k == 0 ? z : z + beta_k * p_old[j];
+      };
+      sums[0] = 0;
+      for (int i = first; i < n; i += stride) {
+        const int x = i % w, y = i / w;
+        const Terms t = pixel_terms(a, x, y);
+        const float p = direction(i, x, y);
+        const float q = apply_system(a, t, i, x, y, direction);
+        p_new[i] = p;
+        a.q[i] = q;
+        sums[0] += double(p) * q;
+      }
+      block_partials(sums, 1, partials[use]);
+      grid.sync();
+      grid_totals(partials[use], 1, totals);
+      use ^= 1;
+      const double pq = totals[0];
+      if (!(pq > 0)) break;  // uniform: every block holds the same totals
+      const float alpha = float(rz / pq);
+      sums[0] = sums[1] = 0;
+      for (int i = first; i < n; i += stride) {
+        const int x = i % w, y = i / w;
+        a.x[i] += alpha * p_new[i];
+        const float r = a.r[i] - alpha * a.q[i];
+        a.r[i] = r;
+        sums[0] += double(r) * r / pixel_terms(a, x, y).diagonal;
+        sums[1] += double(r) * r;
+      }
+      block_partials(sums, 2, partials[use]);
+      grid.sync();
+      grid_totals(partials[use], 2, totals);
+      use ^= 1;
+      rz_prev = rz;
+      rz = totals[0];
+      rr = totals[1];
+      iterations = k + 1;
+    }
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.stats->iterations = iterations;
+    a.stats->relative_residual = bb > 0 ? float(sqrt(rr / bb)) : 0.f;
+  }
+}
+
+}  // namespace
+
+int cg_grid_blocks() {
+  int device = 0, sms = 0, cooperative = 0, per_sm = 0;
+  SP_CUDA_CHECK(cudaGetDevice(&device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (!cooperative) throw Error(ExitCode::unavailable, "pencil: tone_solve lu2012 needs cooperative launch support");
+  SP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cg_kernel, kCgThreads, 0));
+  // Two blocks per SM keep the partial sums short; more adds nothing to a
+  // bandwidth-bound loop.
+  return sms * std::max(1, std::min(per_sm, 2));
+}
+
+void launch_cg(const CgArgs& a, int blocks, cudaStream_t stream) {
+  CgArgs args = a;
+  void* params[] = {&args};
+  SP_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(cg_kernel), dim3(blocks), dim3(kCgThreads),
+                                            params, 0, stream));
+}
+
+}  // namespace sp::pencil::gpu
