@@ -322,13 +322,22 @@ struct P010Dest {
   }
 };
 
+// Packed 4-byte destinations are written bytewise: codec-side pitches need
+// not be multiples of 4, and the stores still coalesce per warp.
+SP_HD void store_bytes4(uint8_t* q, int b0, int b1, int b2, int b3) {
+  q[0] = uint8_t(b0);
+  q[1] = uint8_t(b1);
+  q[2] = uint8_t(b2);
+  q[3] = uint8_t(b3);
+}
+
 struct RgbaDest {
   static constexpr bool kSubsampled = false;
   static constexpr int kBits = 8;
   uint8_t* p;
   size_t pitch;
   SP_HD void put(int x, int y, uint32_t px, const RgbToYuv&) const {
-    reinterpret_cast<uint32_t*>(p + size_t(y) * pitch)[x] = px;
+    store_bytes4(p + size_t(y) * pitch + 4 * size_t(x), red(px), green(px), blue(px), int(px >> 24));
   }
 };
 
@@ -338,7 +347,7 @@ struct Bgr0Dest {
   uint8_t* p;
   size_t pitch;
   SP_HD void put(int x, int y, uint32_t px, const RgbToYuv&) const {
-    reinterpret_cast<uint32_t*>(p + size_t(y) * pitch)[x] = pack_rgba(blue(px), green(px), red(px), 255);
+    store_bytes4(p + size_t(y) * pitch + 4 * size_t(x), blue(px), green(px), red(px), 255);
   }
 };
 
