@@ -1,0 +1,228 @@
+// CUDA against the CPU implementation (skipped without a GPU). The stroke
+// branch and the tone levels are integer/fixed-order and must match exactly;
+// the final combination may differ by 1 LSB (expf/powf last ulp); lu2012 by
+// the CG's reduction order, within PSNR 50 dB / 2 LSB.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "pipeline/buffer_pool.h"
+#include "pipeline/cuda_check.h"
+#include "stages/pencil/pencil.h"
+#include "stages/pencil/pencil_cpu.h"
+#include "stages/pencil/pencil_cuda.h"
+#include "stages/pencil/pencil_solve.h"
+#include "tests/support/test_support.h"
+
+namespace sp::pencil {
+namespace {
+
+using sp::test::fresh_seed;
+using sp::test::HostImage;
+
+template <class T>
+struct DeviceArray {
+  T* ptr = nullptr;
+  size_t n = 0;
+  explicit DeviceArray(size_t count) : n(count) { SP_CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T) + 16)); }
+  DeviceArray(const T* host, size_t count) : DeviceArray(count) {
+    SP_CUDA_CHECK(cudaMemcpy(ptr, host, count * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~DeviceArray() { cudaFree(ptr); }
+  std::vector<T> download() const {
+    std::vector<T> h(n);
+    SP_CUDA_CHECK(cudaMemcpy(h.data(), ptr, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+double psnr(const HostImage& a, const HostImage& b) {
+  double se = 0;
+  for (size_t i = 0; i < a.pixels.size(); ++i) se += double(a.pixels[i] - b.pixels[i]) * (a.pixels[i] - b.pixels[i]);
+  return se == 0 ? 99.0 : 10 * std::log10(255.0 * 255.0 / (se / a.pixels.size()));
+}
+
+// Several frames through one configured stage on each backend.
+struct Frames {
+  std::vector<HostImage> cpu, cuda;
+  std::vector<SolveStats> cpu_stats, cuda_stats;
+};
+Frames run_both(const PencilParams& p, const std::vector<HostImage>& inputs) {
+  Frames f;
+  const Size size{inputs[0].width, inputs[0].height};
+  BufferPool pool;
+  {
+    PencilStage stage(p);
+    PooledScratch scratch(pool, MemoryKind::host);
+    stage.configure(size, Backend::cpu, scratch);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      HostImage out(size.width, size.height);
+      stage.process_cpu(inputs[i].view(), out.view(), {int64_t(i), 0});
+      f.cpu.push_back(out);
+      f.cpu_stats.push_back(stage.last_solve());
+    }
+  }
+  PencilStage stage(p);
+  PooledScratch scratch(pool, MemoryKind::device);
+  stage.configure(size, Backend::cuda, scratch);
+  cudaStream_t stream;
+  SP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const size_t bytes = inputs[0].pixels.size();
+  DeviceArray<uint8_t> din(bytes), dout(bytes);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    SP_CUDA_CHECK(cudaMemcpyAsync(din.ptr, inputs[i].pixels.data(), bytes, cudaMemcpyHostToDevice, stream));
+    SP_CUDA_CHECK(cudaMemsetAsync(dout.ptr, 0xA5, bytes, stream));
+    stage.process_cuda({din.ptr, size.width, size.height, size_t(size.width) * 4},
+                       {dout.ptr, size.width, size.height, size_t(size.width) * 4}, {int64_t(i), 0}, stream);
+    HostImage out(size.width, size.height);
+    SP_CUDA_CHECK(cudaMemcpyAsync(out.pixels.data(), dout.ptr, bytes, cudaMemcpyDeviceToHost, stream));
+    SP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    f.cuda.push_back(out);
+    f.cuda_stats.push_back(stage.last_solve());
+  }
+  SP_CUDA_CHECK(cudaStreamDestroy(stream));
+  return f;
+}
+
+TEST(PencilGpu, StrokeBranchIsBitExact) {
+  SP_REQUIRE_CUDA();
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  struct Case { int w, h, half, width; };
+  for (const Case c : {Case{333, 217, 5, 1}, Case{640, 360, 12, 0}, Case{257, 190, 64, 3}, Case{97, 61, 1, 2}}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed << " " << c.w << "x" << c.h << " half " << c.half);
+    const HostImage img = test::synthetic_photo(c.w, c.h, rng);
+    const size_t n = size_t(c.w) * c.h;
+    for (GradientForm form : {GradientForm::l1, GradientForm::l2}) {
+      std::vector<uint8_t> luma(n), median(n);
+      std::vector<uint16_t> grad(n), cls(n);
+      std::vector<uint32_t> sp(n);
+      uint32_t counts[256], range[2];
+      cpu::RowScratch rows;
+      rows.resize(4, c.w);
+      const LineKernelSet k1 = build_line_kernels(c.half, 0), k2 = build_line_kernels(c.half, c.width);
+      cpu::luma_histogram(img.view(), luma.data(), counts, rows);
+      cpu::median_gradient(luma.data(), c.w, c.h, form, median.data(), grad.data());
+      cpu::classify(grad.data(), c.w, c.h, k1, cls.data(), rows);
+      cpu::draw(cls.data(), c.w, c.h, k2, sp.data(), range, rows);
+
+      DeviceArray<uint8_t> din(img.pixels.data(), img.pixels.size());
+      DeviceArray<uint16_t> dgrad(n), dcls(n);
+      DeviceArray<uint32_t> dsp(n), drange(2), dcounts(256);
+      DeviceArray<LineRun> r1(k1.runs.data(), k1.runs.size()), r2(k2.runs.data(), k2.runs.size());
+      DeviceArray<uint8_t> w1(k1.weights.data(), k1.weights.size()), w2(k2.weights.data(), k2.weights.size());
+      gpu::DeviceLineKernels g1, g2;
+      g1.runs = r1.ptr, g1.weights = w1.ptr, g1.half_length = c.half;
+      g2.runs = r2.ptr, g2.weights = w2.ptr, g2.half_length = c.half;
+      for (int d = 0; d <= kDirections; ++d) g1.begin[d] = k1.begin[d], g2.begin[d] = k2.begin[d];
+      gpu::prepare_stroke_kernels(c.half);
+      const RgbaView view{din.ptr, c.w, c.h, size_t(c.w) * 4};
+      SP_CUDA_CHECK(cudaMemset(drange.ptr, 0, 8));
+      SP_CUDA_CHECK(cudaMemset(dcounts.ptr, 0, 1024));
+      gpu::launch_median_gradient(view, form, dgrad.ptr, nullptr);
+      gpu::launch_classify(dgrad.ptr, c.w, c.h, g1, dcls.ptr, nullptr);
+      gpu::launch_draw(dcls.ptr, c.w, c.h, g2, dsp.ptr, drange.ptr, nullptr);
+      gpu::launch_histogram(view, dcounts.ptr, nullptr);
+      SP_CUDA_CHECK(cudaDeviceSynchronize());
+      EXPECT_EQ(dgrad.download(), grad);
+      EXPECT_EQ(dcls.download(), cls);
+      EXPECT_EQ(dsp.download(), sp);
+      const std::vector<uint32_t> rg = drange.download();
+      EXPECT_EQ(~rg[0], range[0]);
+      EXPECT_EQ(rg[1], range[1]);
+      EXPECT_EQ(dcounts.download(), std::vector<uint32_t>(counts, counts + 256));
+    }
+  }
+}
+
+TEST(PencilGpu, ToneLevelsAreBitExactOverFrames) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(fresh_seed());
+  const ToneTarget target = make_tone_target({42, 29, 29});
+  std::vector<float> ln_level(256), ln_j_cpu(256);
+  cpu::ln_level_table(ln_level.data());
+  std::vector<double> ema(256, 0.0);
+  DeviceArray<double> dema(ema.data(), 256), dcdf(target.cdf.data(), 256);
+  DeviceArray<float> dlevel(ln_level.data(), 256), dlnj(256);
+  for (int frame = 0; frame < 4; ++frame) {
+    std::vector<uint32_t> counts(256);
+    double total = 0;
+    for (auto& c : counts) total += (c = uint32_t(rng() % (frame + 2) == 0 ? rng() % 5000 : 0));
+    counts[rng() % 256] += 1;
+    total += 1;
+    DeviceArray<uint32_t> dcounts(counts.data(), 256);
+    cpu::tone_levels(counts.data(), total, 0.8, frame > 0, ema.data(), target, ln_level.data(), ln_j_cpu.data());
+    gpu::launch_tone_levels(dcounts.ptr, total, 0.8, frame > 0, dema.ptr, dcdf.ptr, dlevel.ptr, dlnj.ptr, nullptr);
+    SP_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(dema.download(), ema) << "frame " << frame;
+    EXPECT_EQ(dlnj.download(), ln_j_cpu) << "frame " << frame;
+  }
+}
+
+PencilParams random_params(std::mt19937_64& rng, bool color, ToneSolve solve) {
+  PencilParams p;
+  p.color = color;
+  p.tone_solve = solve;
+  p.gradient = rng() % 2 ? GradientForm::l2 : GradientForm::l1;
+  p.line_length = rng() % 2 ? 0 : 5 + 2 * int(rng() % 20);
+  p.line_width = int(rng() % 3);
+  p.gamma_s = 0.7 + double(rng() % 100) / 50;
+  p.gamma_i = 0.4 + double(rng() % 100) / 100;
+  p.temporal_smoothing = rng() % 2 ? 0.0 : 0.8;
+  return p;
+}
+
+TEST(PencilGpu, StageEqualsCpuGrayColourFastAndLu2012OverFrames) {
+  SP_REQUIRE_CUDA();
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (bool color : {false, true}) {
+    for (ToneSolve solve : {ToneSolve::fast, ToneSolve::lu2012}) {
+      const PencilParams p = random_params(rng, color, solve);
+      const int w = 500 + int(rng() % 300), h = 300 + int(rng() % 200);
+      SCOPED_TRACE(testing::Message() << "seed " << seed << " color " << color << " lu2012 "
+                                      << (solve == ToneSolve::lu2012) << " " << w << "x" << h);
+      // A moving scene: the photo shifted by a few pixels per frame.
+      const HostImage base = test::synthetic_photo(w + 8, h, rng);
+      std::vector<HostImage> frames;
+      for (int f = 0; f < 3; ++f) {
+        HostImage img(w, h);
+        for (int y = 0; y < h; ++y)
+          std::copy_n(&base.pixels[(size_t(y) * (w + 8) + 3 * f) * 4], size_t(w) * 4, &img.pixels[size_t(y) * w * 4]);
+        frames.push_back(img);
+      }
+      const Frames r = run_both(p, frames);
+      for (size_t f = 0; f < frames.size(); ++f) {
+        const test::ImageDiff d = test::compare(r.cpu[f], r.cuda[f]);
+        if (solve == ToneSolve::fast) {
+          EXPECT_LE(d.max_abs, 1) << "frame " << f;
+          EXPECT_LT(d.differing_bytes, r.cpu[f].pixels.size() / 200) << "frame " << f;
+        } else {
+          EXPECT_GE(psnr(r.cpu[f], r.cuda[f]), 50.0) << "frame " << f;
+          EXPECT_LE(d.max_abs, 3) << "frame " << f;
+          EXPECT_NEAR(r.cuda_stats[f].iterations, r.cpu_stats[f].iterations, 2) << "frame " << f;
+          EXPECT_LE(r.cuda_stats[f].relative_residual, p.cg_tolerance) << "frame " << f;
+        }
+      }
+    }
+  }
+}
+
+TEST(PencilGpu, RunStageHelperAgreesAndCountersReportTheSolve) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(fresh_seed());
+  const HostImage img = test::synthetic_photo(1280, 720, rng);
+  PencilParams p;
+  p.tone_solve = ToneSolve::lu2012;
+  PencilStage gpu_stage(p), cpu_stage(p);
+  const HostImage a = test::run_stage_cuda(gpu_stage, img), b = test::run_stage_cpu(cpu_stage, img);
+  EXPECT_GE(psnr(a, b), 50.0);
+  const StageCounters c = gpu_stage.counters();
+  ASSERT_TRUE(c.count("cg_iterations"));
+  EXPECT_GT(c.at("cg_iterations"), 0);
+  EXPECT_LE(c.at("cg_relative_residual"), p.cg_tolerance);
+}
+
+}  // namespace
+}  // namespace sp::pencil
