@@ -2,8 +2,7 @@
 // registers, so every thread of a warp runs the same instruction stream at
 // every scale (the seed's per-output-pixel branching lost efficiency as the
 // scale grew). The block's input tile with its 2-pixel halo is loaded once
-// into shared memory and converted to FFmpeg's word layout and YUV keys
-// there; the output goes through shared memory so that each warp writes 32
+// into shared memory, with the YUV key of every pixel computed there; the output goes through shared memory so that each warp writes 32
 // consecutive words of one output row.
 #include "pipeline/cuda_check.h"
 #include "stages/xbr/xbr.h"
@@ -32,7 +31,7 @@ __global__ void __launch_bounds__(kThreads) xbr_kernel(RgbaView in, RgbaView out
     // Clamp to the edge exactly like FFmpeg's row/column selection.
     const int gy = min(max(y0 + ty - kHalo, 0), in.height - 1);
     const int gx = min(max(x0 + tx - kHalo, 0), in.width - 1);
-    const uint32_t p = xbr::swap_red_blue(__ldg(in.row32(gy) + gx));
+    const uint32_t p = __ldg(in.row32(gy) + gx);
     tile_px[ty][tx] = p;
     tile_key[ty][tx] = xbr::yuv_key(p);
   }

@@ -3,7 +3,6 @@
 // with FFmpeg's `-vf xbr=N` in `exact` mode. See stages/xbr/README.md.
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -28,10 +27,10 @@ struct XbrTallies {
   uint64_t level2 = 0;  // level-2 (left or up) refinement taken
 };
 
-// CPU expansion of a whole image. xrgb/keys: scratch of in.width*in.height
-// words each. tallies may be null.
-void xbr_expand_cpu(const RgbaView& in, const RgbaView& out, const XbrSettings& settings, uint32_t* xrgb,
-                    uint32_t* keys, XbrTallies* tallies);
+// CPU expansion of a whole image. keys: scratch of in.width*in.height words
+// (the YUV key of every input pixel). tallies may be null.
+void xbr_expand_cpu(const RgbaView& in, const RgbaView& out, const XbrSettings& settings, uint32_t* keys,
+                    XbrTallies* tallies);
 
 // Enqueues the CUDA expansion on `stream` (out is in scaled by settings.scale).
 void xbr_expand_cuda(const RgbaView& in, const RgbaView& out, const XbrSettings& settings, cudaStream_t stream);
@@ -56,8 +55,7 @@ class XbrStage final : public Stage {
  private:
   XbrSettings settings_;
   Backend backend_ = Backend::cpu;
-  uint32_t* xrgb_ = nullptr;  // CPU scratch: input in FFmpeg's word layout
-  uint32_t* keys_ = nullptr;  // CPU scratch: YUV keys
+  uint32_t* keys_ = nullptr;  // CPU scratch: YUV key per input pixel
   bool counted_ = false;
   XbrTallies last_{};
 };

@@ -108,8 +108,8 @@ SP_HD void xbr_corner(const Neighborhood& nb, const Rules& rules, uint32_t (&blk
   apply_corner<N, Rot>(blk, px, rule, left, up);
 }
 
-// Expands the centre pixel of `nb` into an N x N block of 0RGB32 words
-// (padding byte undefined; see finish_pixel()).
+// Expands the centre pixel of `nb` into an N x N block of RGBA words (alpha
+// byte undefined; see finish_pixel()).
 template <int N, class Rules, class Tally>
 SP_HD void xbr_expand(const Neighborhood& nb, const Rules& rules, uint32_t (&blk)[N * N], Tally& tally) {
   const uint32_t PE = nb.px[2][2];
@@ -123,8 +123,8 @@ SP_HD void xbr_expand(const Neighborhood& nb, const Rules& rules, uint32_t (&blk
 
 // Output RGBA word of a block cell: FFmpeg's RGB, and the alpha of the input
 // pixel being expanded (nearest neighbour), since FFmpeg has no alpha.
-SP_HD uint32_t finish_pixel(uint32_t cell_xrgb, uint32_t centre_xrgb) {
-  return swap_red_blue((cell_xrgb & 0x00FFFFFFu) | (centre_xrgb & 0xFF000000u));
+SP_HD uint32_t finish_pixel(uint32_t cell, uint32_t centre) {
+  return (cell & 0x00FFFFFFu) | (centre & 0xFF000000u);
 }
 
 }  // namespace sp::xbr

@@ -42,27 +42,28 @@ struct SilentTally {
   void add(int, bool, bool) {}
 };
 
-void convert_rows(const RgbaView& in, uint32_t* xrgb, uint32_t* keys, int y0, int y1) {
+void key_rows(const RgbaView& in, uint32_t* keys, int y0, int y1) {
   for (int y = y0; y < y1; ++y) {
     const uint32_t* src = in.row32(y);
-    uint32_t* px = xrgb + static_cast<size_t>(y) * in.width;
     uint32_t* key = keys + static_cast<size_t>(y) * in.width;
-    for (int x = 0; x < in.width; ++x) {
-      px[x] = xbr::swap_red_blue(src[x]);
-      key[x] = xbr::yuv_key(px[x]);
-    }
+    for (int x = 0; x < in.width; ++x) key[x] = xbr::yuv_key(src[x]);
   }
 }
 
 template <int N, class Rules, class Tally>
-void expand_rows(const RgbaView& in, const RgbaView& out, const uint32_t* xrgb, const uint32_t* keys,
-                 const Rules& rules, int y0, int y1, Tally& tally) {
+void expand_rows(const RgbaView& in, const RgbaView& out, const uint32_t* keys, const Rules& rules, int y0, int y1,
+                 Tally& tally) {
   const int w = in.width, h = in.height;
   xbr::Neighborhood nb;
   uint32_t blk[N * N];
   for (int y = y0; y < y1; ++y) {
-    size_t rows[5];
-    for (int r = 0; r < 5; ++r) rows[r] = static_cast<size_t>(std::clamp(y + r - 2, 0, h - 1)) * w;
+    const uint32_t* px_rows[5];
+    const uint32_t* key_rows[5];
+    for (int r = 0; r < 5; ++r) {
+      const int row = std::clamp(y + r - 2, 0, h - 1);
+      px_rows[r] = in.row32(row);
+      key_rows[r] = keys + static_cast<size_t>(row) * w;
+    }
     uint32_t* dst[N];
     for (int r = 0; r < N; ++r) dst[r] = out.row32(y * N + r);
     for (int x = 0; x < w; ++x) {
@@ -70,8 +71,8 @@ void expand_rows(const RgbaView& in, const RgbaView& out, const uint32_t* xrgb, 
       for (int c = 0; c < 5; ++c) cols[c] = std::clamp(x + c - 2, 0, w - 1);
       for (int r = 0; r < 5; ++r) {
         for (int c = 0; c < 5; ++c) {
-          nb.px[r][c] = xrgb[rows[r] + cols[c]];
-          nb.key[r][c] = keys[rows[r] + cols[c]];
+          nb.px[r][c] = px_rows[r][cols[c]];
+          nb.key[r][c] = key_rows[r][cols[c]];
         }
       }
       tally.at_pixel(x, y);
@@ -83,16 +84,16 @@ void expand_rows(const RgbaView& in, const RgbaView& out, const uint32_t* xrgb, 
 }
 
 template <class Rules, class Tally>
-void expand_rows_scaled(int scale, const RgbaView& in, const RgbaView& out, const uint32_t* xrgb,
-                        const uint32_t* keys, const Rules& rules, int y0, int y1, Tally& tally) {
+void expand_rows_scaled(int scale, const RgbaView& in, const RgbaView& out, const uint32_t* keys, const Rules& rules,
+                        int y0, int y1, Tally& tally) {
   switch (scale) {
-    case 2: expand_rows<2>(in, out, xrgb, keys, rules, y0, y1, tally); break;
-    case 3: expand_rows<3>(in, out, xrgb, keys, rules, y0, y1, tally); break;
-    default: expand_rows<4>(in, out, xrgb, keys, rules, y0, y1, tally); break;
+    case 2: expand_rows<2>(in, out, keys, rules, y0, y1, tally); break;
+    case 3: expand_rows<3>(in, out, keys, rules, y0, y1, tally); break;
+    default: expand_rows<4>(in, out, keys, rules, y0, y1, tally); break;
   }
 }
 
-// Runs `tally_rows(y0, y1, rules)` over row chunks with the mode's rules.
+// Calls fn(rules) with the rules of the configured mode.
 template <class Fn>
 void with_rules(const XbrSettings& s, Fn&& fn) {
   if (s.mode == XbrMode::threshold)
@@ -138,10 +139,11 @@ StageDescriptor make_xbr_descriptor() {
   return d;
 }
 
-void xbr_expand_cpu(const RgbaView& in, const RgbaView& out, const XbrSettings& settings, uint32_t* xrgb,
-                    uint32_t* keys, XbrTallies* tallies) {
+void xbr_expand_cpu(const RgbaView& in, const RgbaView& out, const XbrSettings& settings, uint32_t* keys,
+                    XbrTallies* tallies) {
+  if (tallies) *tallies = {};
   if (in.width <= 0 || in.height <= 0) return;
-  parallel_for(in.height, [&](int y0, int y1) { convert_rows(in, xrgb, keys, y0, y1); }, 16);
+  parallel_for(in.height, [&](int y0, int y1) { key_rows(in, keys, y0, y1); }, 16);
   std::atomic<uint64_t> edges{0}, level2{0};
   with_rules(settings, [&](const auto& rules) {
     parallel_for(
@@ -149,12 +151,12 @@ void xbr_expand_cpu(const RgbaView& in, const RgbaView& out, const XbrSettings& 
         [&](int y0, int y1) {
           if (tallies) {
             CountTally t;
-            expand_rows_scaled(settings.scale, in, out, xrgb, keys, rules, y0, y1, t);
+            expand_rows_scaled(settings.scale, in, out, keys, rules, y0, y1, t);
             edges += t.t.edges;
             level2 += t.t.level2;
           } else {
             SilentTally t;
-            expand_rows_scaled(settings.scale, in, out, xrgb, keys, rules, y0, y1, t);
+            expand_rows_scaled(settings.scale, in, out, keys, rules, y0, y1, t);
           }
         },
         4);
@@ -164,34 +166,33 @@ void xbr_expand_cpu(const RgbaView& in, const RgbaView& out, const XbrSettings& 
 
 std::vector<uint8_t> xbr_decision_map(const RgbaView& in, const XbrSettings& settings) {
   const size_t count = static_cast<size_t>(in.width) * in.height;
-  std::vector<uint32_t> xrgb(count), keys(count);
+  std::vector<uint32_t> keys(count);
   std::vector<uint32_t> pixels(count * settings.scale * settings.scale);
   const RgbaView out{reinterpret_cast<uint8_t*>(pixels.data()), in.width * settings.scale,
                      in.height * settings.scale, static_cast<size_t>(in.width) * settings.scale * 4};
   std::vector<uint8_t> map(count, 0);
   if (count == 0) return map;
-  convert_rows(in, xrgb.data(), keys.data(), 0, in.height);
+  key_rows(in, keys.data(), 0, in.height);
   with_rules(settings, [&](const auto& rules) {
     MapTally t{map.data(), in.width, nullptr};
-    expand_rows_scaled(settings.scale, in, out, xrgb.data(), keys.data(), rules, 0, in.height, t);
+    expand_rows_scaled(settings.scale, in, out, keys.data(), rules, 0, in.height, t);
   });
   return map;
 }
 
 Size XbrStage::configure(Size input, Backend backend, ScratchAllocator& scratch) {
   backend_ = backend;
-  xrgb_ = keys_ = nullptr;
+  keys_ = nullptr;
   counted_ = false;
   if (backend == Backend::cpu && input.width > 0 && input.height > 0) {
     const size_t count = static_cast<size_t>(input.width) * input.height;
-    xrgb_ = scratch.allocate_array<uint32_t>(count);
     keys_ = scratch.allocate_array<uint32_t>(count);
   }
   return {input.width * settings_.scale, input.height * settings_.scale};
 }
 
 void XbrStage::process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo&) {
-  xbr_expand_cpu(in, out, settings_, xrgb_, keys_, &last_);
+  xbr_expand_cpu(in, out, settings_, keys_, &last_);
   counted_ = true;
 }
 

@@ -90,9 +90,9 @@ TEST(XbrCuda, HonoursPitchesAndBounds) {
       std::memcpy(&in_host[y * in_pitch], &src.pixels[size_t(y) * src.pitch], src.pitch);
     std::vector<uint8_t> want_host = out_host;
     const XbrSettings s = settings(n, XbrMode::exact);
-    std::vector<uint32_t> xrgb(size_t(src.width) * src.height), keys(xrgb.size());
+    std::vector<uint32_t> keys(size_t(src.width) * src.height);
     xbr_expand_cpu({in_host.data(), src.width, src.height, in_pitch}, {want_host.data(), ow, oh, out_pitch}, s,
-                   xrgb.data(), keys.data(), nullptr);
+                   keys.data(), nullptr);
 
     uint8_t *d_in = nullptr, *d_out = nullptr;
     cudaStream_t stream;

@@ -4,10 +4,11 @@
 //
 // `exact` mode reproduces FFmpeg's libavfilter/vf_xbr.c bit for bit, which
 // pins down several details that look arbitrary:
-//  - FFmpeg works on AV_PIX_FMT_0RGB32 words (0xXXRRGGBB as a native uint32).
-//    Its blends process the two channels under 0x00FF00FF as one 32-bit lane,
-//    so a borrow from blue can reach red: the rules therefore run on words in
-//    that layout (our alpha sits in the padding byte) and convert back after.
+//  - FFmpeg works on AV_PIX_FMT_0RGB32 words (0xXXRRGGBB as a native uint32)
+//    and compares whole words, padding byte included. Its packed blends work
+//    out per channel (a + floor((b - a) * m / 8), and (a>>1)+(b>>1) for 50%),
+//    so they give the same bytes on our R,G,B,A words; only the YUV key needs
+//    to know which byte is red. Our alpha plays the padding byte.
 //  - Colour distance is the sum of absolute byte differences of an integer
 //    YUV key. FFmpeg tabulates the key for all 2^24 colours (a 64 MiB table);
 //    yuv_key() computes the same word arithmetically (checked against the
@@ -22,18 +23,13 @@
 
 namespace sp::xbr {
 
-// RGBA bytes loaded as a little-endian word <-> FFmpeg's 0RGB32 word, with
-// alpha kept in the top byte. Swapping bytes 0 and 2 is its own inverse.
-SP_HD uint32_t swap_red_blue(uint32_t v) {
-  return (v & 0xFF00FF00u) | ((v >> 16) & 0xFFu) | ((v & 0xFFu) << 16);
-}
-
-// FFmpeg's rgbtoyuv[] entry for the colour in the low 24 bits of an 0RGB32
-// word: y << 16 | u << 8 | v, each in 0..255.
-SP_HD uint32_t yuv_key(uint32_t xrgb) {
-  const int r = static_cast<int>((xrgb >> 16) & 0xFFu);
-  const int g = static_cast<int>((xrgb >> 8) & 0xFFu);
-  const int b = static_cast<int>(xrgb & 0xFFu);
+// FFmpeg's rgbtoyuv[] entry for the colour of an RGBA word (R in the low
+// byte, as RGBA8 bytes load on a little-endian machine): y << 16 | u << 8 | v,
+// each in 0..255.
+SP_HD uint32_t yuv_key(uint32_t rgba) {
+  const int r = static_cast<int>(rgba & 0xFFu);
+  const int g = static_cast<int>((rgba >> 8) & 0xFFu);
+  const int b = static_cast<int>((rgba >> 16) & 0xFFu);
   const int rg = r - g, bg = b - g;
   // FFmpeg builds y incrementally from a non-negative start, which equals
   // this quotient. u and v divide possibly negative numerators and truncate
@@ -57,7 +53,7 @@ SP_HD int yuv_distance(uint32_t ka, uint32_t kb) {
 constexpr int kEqualDistance = 155;
 
 // --- Blends, exactly FFmpeg's ALPHA_BLEND_* macros (unsigned wrap-around
-// included). They clear the padding byte; the caller restores alpha. ---
+// included). They clear the top (alpha) byte; the caller restores alpha. ---
 SP_HD uint32_t blend_half(uint32_t a, uint32_t b) {
   return ((a & 0x00FEFEFEu) >> 1) + ((b & 0x00FEFEFEu) >> 1);
 }
@@ -72,7 +68,7 @@ SP_HD uint32_t blend_eighths(uint32_t a, uint32_t b, uint32_t eighths) {
 }
 
 // The 5x5 neighbourhood of the centre pixel E at [2][2]; the four corner
-// entries are never read. px: 0RGB32 words with alpha on top; key: yuv_key().
+// entries are never read. px: RGBA words; key: yuv_key().
 struct Neighborhood {
   uint32_t px[5][5];
   uint32_t key[5][5];

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "stages/xbr/xbr.h"
@@ -50,11 +51,13 @@ Mismatch compare_with_ffmpeg(const HostImage& in, const HostImage& ours, const H
       const uint8_t* b = &ffmpeg.pixels[(size_t(y) * ours.width + x) * 4];
       const uint8_t alpha = in.pixels[(size_t(y / n) * in.width + x / n) * 4 + 3];
       if (std::memcmp(a, b, 3) != 0 || a[3] != alpha) {
-        if (m.pixels++ == 0)
-          m.first = "(" + std::to_string(x) + "," + std::to_string(y) + ") ours " + std::to_string(a[0]) + "," +
-                    std::to_string(a[1]) + "," + std::to_string(a[2]) + "," + std::to_string(a[3]) + " ffmpeg " +
-                    std::to_string(b[0]) + "," + std::to_string(b[1]) + "," + std::to_string(b[2]) +
-                    " input alpha " + std::to_string(alpha);
+        if (m.pixels++ == 0) {
+          std::ostringstream msg;
+          msg << "(" << x << "," << y << ") ours " << int(a[0]) << "," << int(a[1]) << "," << int(a[2]) << ","
+              << int(a[3]) << " ffmpeg " << int(b[0]) << "," << int(b[1]) << "," << int(b[2]) << " input alpha "
+              << int(alpha);
+          m.first = msg.str();
+        }
       }
     }
   }
@@ -104,8 +107,10 @@ TEST(XbrYuv, KeyEqualsFfmpegTableForEveryColour) {
   size_t wrong = 0;
   uint32_t first_wrong = 0;
   for (uint32_t c = 0; c < (1u << 24); ++c) {
-    // Random padding byte: the key must ignore it, as FFmpeg's c & 0xffffff does.
-    const uint32_t word = c | ((c * 2654435761u) & 0xFF000000u);
+    // FFmpeg's colour c is 0xRRGGBB; ours is an RGBA word with R in the low
+    // byte. A random alpha byte: the key must ignore it, as FFmpeg's
+    // c & 0xffffff ignores the padding byte.
+    const uint32_t word = ((c >> 16) & 0xFFu) | (c & 0xFF00u) | ((c & 0xFFu) << 16) | ((c * 2654435761u) & 0xFF000000u);
     if (xbr::yuv_key(word) != (table[c] & 0xFFFFFFu) && wrong++ == 0) first_wrong = c;
   }
   EXPECT_EQ(wrong, 0u) << "first colour 0x" << std::hex << first_wrong;
