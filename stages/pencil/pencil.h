@@ -25,7 +25,7 @@ struct PencilParams {
   int line_length = 0;  // pixels; 0 = 1/30 of the smaller image side
   int line_width = 1;   // half-width of the second-pass (drawing) kernel, Lu's `width`
   double gamma_s = 1.0;
-  double gamma_i = 1.0;
+  double gamma_i = 0.6;
   std::array<double, 3> tone_weights = {52, 37, 11};  // bright : mid : dark
   std::string texture = "builtin";
   TextureMode texture_mode = TextureMode::tile;

@@ -38,7 +38,7 @@ std::vector<ParamSpec> pencil_table() {
           "Half-width in pixels of the drawing (second-pass) line kernels: Lu's `width`."),
       row("gamma_s", T::number, 1.0, 0.1, 10.0, {},
           "Stroke gamma: S = (1 - Sp)^gamma_s. Above 1 darkens and thickens the lines."),
-      row("gamma_i", T::number, 1.0, 0.05, 5.0, {},
+      row("gamma_i", T::number, 0.6, 0.05, 5.0, {},
           "Tone gamma: R = S * T^gamma_i. Below 1 lightens the pencil shading."),
       row("tone", T::choice, std::string("lu2012"), {}, {}, {"lu2012", "dark", "light", "custom"},
           "Tone-layer weights bright:mid:dark. lu2012 = 52:37:11, dark = 42:29:29, light = 76:22:2, "
