@@ -3,6 +3,8 @@
 // of an iteration), so there is no per-iteration launch or host readback and
 // the solve stops exactly at its residual. Reductions are deterministic: each
 // block writes a partial, and every block sums the partials in the same order.
+// Data written by other blocks is read with __ldcg (L2), never from a possibly
+// stale L1 line.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -70,7 +72,7 @@ __device__ void grid_totals(const double* partials, int count, double (&out)[kSu
   if (threadIdx.x < 32) {
     for (int k = 0; k < count; ++k) {
       double s = 0;
-      for (int b = threadIdx.x; b < gridDim.x; b += 32) s += partials[b * kSums + k];
+      for (int b = threadIdx.x; b < gridDim.x; b += 32) s += __ldcg(&partials[b * kSums + k]);
       for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xFFFFFFFFu, s, off);
       if (threadIdx.x == 0) totals[k] = s;
     }
@@ -98,7 +100,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
     const int x = i % w, y = i / w;
     const Terms t = pixel_terms(a, x, y);
     const float rhs = t.ln_h * a.ln_j[luma8_rgba(a.in.row32(y)[x])];
-    const float ax = apply_system(a, t, i, x, y, [&](int j, int, int) { return a.x[j]; });
+    const float ax = apply_system(a, t, i, x, y, [&](int j, int, int) { return __ldcg(&a.x[j]); });
     const float r = rhs - ax;
     a.r[i] = r;
     sums[0] += double(rhs) * rhs;
@@ -123,8 +125,8 @@ __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
       float* p_new = (k & 1) ? a.p1 : a.p0;
       const float* p_old = (k & 1) ? a.p0 : a.p1;
       auto direction = [&](int j, int x, int y) {
-        const float z = a.r[j] / pixel_terms(a, x, y).diagonal;
-        return k == 0 ? z : z + beta_k * p_old[j];
+        const float z = __ldcg(&a.r[j]) / pixel_terms(a, x, y).diagonal;
+        return k == 0 ? z : z + beta_k * __ldcg(&p_old[j]);
       };
       sums[0] = 0;
       for (int i = first; i < n; i += stride) {
