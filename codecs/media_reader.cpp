@@ -1,0 +1,292 @@
+#include "codecs/media_reader.h"
+
+extern "C" {
+#include <libavdevice/avdevice.h>
+#include <libavutil/imgutils.h>
+}
+
+#include <cmath>
+#include <mutex>
+
+#include "pipeline/errors.h"
+#include "pipeline/interrupt.h"
+#include "pipeline/log.h"
+
+namespace sp {
+
+// ---- DecodedFrame / MediaItem ----
+
+PlanarView DecodedFrame::view() const {
+  PlanarView v;
+  if (!frame) return v;
+  v.format = format;
+  v.width = frame->width;
+  v.height = frame->height;
+  const int planes = plane_layout(format, v.width, v.height).count;
+  for (int i = 0; i < planes; ++i) {
+    v.plane[i] = frame->data[i];
+    v.pitch[i] = static_cast<size_t>(frame->linesize[i]);
+  }
+  return v;
+}
+
+MediaItem::MediaItem(MediaItem&& other) noexcept
+    : kind(other.kind), frame(std::move(other.frame)), packet(std::exchange(other.packet, nullptr)) {
+  other.kind = Kind::end;
+}
+
+MediaItem& MediaItem::operator=(MediaItem&& other) noexcept {
+  if (this != &other) {
+    reset();
+    kind = std::exchange(other.kind, Kind::end);
+    frame = std::move(other.frame);
+    packet = std::exchange(other.packet, nullptr);
+  }
+  return *this;
+}
+
+MediaItem::~MediaItem() { reset(); }
+
+void MediaItem::reset() {
+  kind = Kind::end;
+  frame = DecodedFrame{};
+  if (packet) av_packet_free(&packet);
+}
+
+// ---- MediaReader ----
+
+namespace {
+
+int interrupt_callback(void*) { return interrupted() ? 1 : 0; }
+
+std::string strip_log_prefix(const std::string& line) {
+  if (!line.empty() && line[0] == '[') {
+    const size_t close = line.find("] ");
+    if (close != std::string::npos) return line.substr(close + 2);
+  }
+  return line;
+}
+
+bool is_device(const AVInputFormat* f) {
+  if (!f || !f->priv_class) return false;
+  const AVClassCategory c = f->priv_class->category;
+  return c == AV_CLASS_CATEGORY_DEVICE_VIDEO_INPUT || c == AV_CLASS_CATEGORY_DEVICE_INPUT ||
+         c == AV_CLASS_CATEGORY_DEVICE_AUDIO_INPUT;
+}
+
+std::string rate_text(double rate) {
+  AVRational q = av_d2q(rate, 1000000);
+  return std::to_string(q.num) + "/" + std::to_string(q.den);
+}
+
+}  // namespace
+
+MediaReader::MediaReader(const InputOptions& options) : options_(options) {
+  name_ = options_.url == "-" ? std::string("stdin") : options_.url;
+  log_watch_ = std::make_unique<FfmpegLogWatch>();
+  decode_log_ = std::make_unique<FfmpegLogWatch>();
+  try {
+    open_input();
+    select_streams();
+    open_decoder();
+    fill_video_info();
+    seek_to_start();
+  } catch (...) {
+    log_watch_.reset();
+    decode_log_.reset();
+    decoder_.reset();
+    avformat_close_input(&format_);
+    throw;
+  }
+  packet_ = make_packet();
+  decoded_ = make_frame();
+  log_watch_->take_errors();  // probing noise; only what happens while reading counts
+}
+
+MediaReader::~MediaReader() {
+  log_watch_.reset();
+  decode_log_.reset();
+  decoder_.reset();
+  avformat_close_input(&format_);
+}
+
+const AVDictionary* MediaReader::metadata() const { return format_ ? format_->metadata : nullptr; }
+
+void MediaReader::open_input() {
+  static std::once_flag devices_once;
+  std::call_once(devices_once, [] { avdevice_register_all(); });
+
+  const AVInputFormat* forced = nullptr;
+  if (!options_.format.empty()) {
+    forced = av_find_input_format(options_.format.c_str());
+    if (!forced) throw Error(ExitCode::usage, "-f " + options_.format + ": unknown input format");
+  }
+  const bool raw = forced && std::string(forced->name) == "rawvideo";
+  if (raw && (!options_.size || options_.pixel_format.empty()))
+    throw Error(ExitCode::usage, name_ + ": rawvideo input needs --size and --pix-fmt");
+  AVDictionary* opts = nullptr;
+  if (options_.size) {
+    if (options_.size->width <= 0 || options_.size->height <= 0)
+      throw Error(ExitCode::usage, name_ + ": input size must be positive");
+    av_dict_set(&opts, "video_size",
+                (std::to_string(options_.size->width) + "x" + std::to_string(options_.size->height)).c_str(), 0);
+  }
+  if (!options_.pixel_format.empty()) {
+    if (av_get_pix_fmt(options_.pixel_format.c_str()) == AV_PIX_FMT_NONE)
+      throw Error(ExitCode::usage, "--pix-fmt " + options_.pixel_format + ": unknown pixel format");
+    av_dict_set(&opts, "pixel_format", options_.pixel_format.c_str(), 0);
+  }
+  if (options_.rate) {
+    if (!(*options_.rate > 0)) throw Error(ExitCode::usage, name_ + ": input rate must be positive");
+    av_dict_set(&opts, "framerate", rate_text(*options_.rate).c_str(), 0);
+  }
+
+  format_ = avformat_alloc_context();
+  if (!format_) throw std::bad_alloc();
+  format_->interrupt_callback = {interrupt_callback, nullptr};
+  if (options_.low_latency) {
+    format_->probesize = 32;
+    format_->max_analyze_duration = 0;
+    format_->fps_probe_size = 0;
+  }
+  log_watch_->watch(format_);
+  const std::string url = options_.url == "-" ? std::string("pipe:0") : options_.url;
+  int r = avformat_open_input(&format_, url.c_str(), forced, &opts);  // frees format_ on failure
+  av_dict_free(&opts);
+  if (r < 0) {
+    const std::string detail = strip_log_prefix(log_watch_->last_error());
+    std::string message = name_ + ": " + av_error_text(r);
+    if (!detail.empty() && detail.find(av_error_text(r)) == std::string::npos) message += " (" + detail + ")";
+    if (r == AVERROR(ENOENT) || r == AVERROR(EACCES) || r == AVERROR(EISDIR) || r == AVERROR(ENOTDIR))
+      throw Error(ExitCode::no_input, message);
+    if (is_device(forced)) throw Error(ExitCode::unavailable, message);
+    if (r == AVERROR_EXIT) throw Error(ExitCode::interrupted, name_ + ": interrupted while opening");
+    throw Error(ExitCode::data_error, message);
+  }
+  // A rawvideo stream is fully described by the options; probing it would only
+  // hold back the first frame of a live source.
+  if (!(raw && options_.low_latency)) {
+    r = avformat_find_stream_info(format_, nullptr);
+    if (r < 0) throw Error(ExitCode::data_error, name_ + ": cannot read stream parameters: " + av_error_text(r));
+  }
+}
+
+void MediaReader::select_streams() {
+  int best = av_find_best_stream(format_, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (best >= 0 && (format_->streams[best]->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+    for (unsigned i = 0; i < format_->nb_streams; ++i) {
+      const AVStream* st = format_->streams[i];
+      if (st->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(st->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+        best = int(i);
+        break;
+      }
+    }
+  }
+  if (best < 0) {
+    const std::string format_name = format_->iformat ? format_->iformat->name : "?";
+    throw Error(ExitCode::data_error, name_ + ": no video stream (read as " + format_name + ")");
+  }
+  video_.stream_index = best;
+  copy_by_index_.assign(format_->nb_streams, 0);
+  for (unsigned i = 0; i < format_->nb_streams; ++i) {
+    AVStream* st = format_->streams[i];
+    const AVMediaType type = st->codecpar->codec_type;
+    if (int(i) == best) continue;
+    if ((type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE) && st->codecpar->codec_id != AV_CODEC_ID_NONE) {
+      CopyStream c;
+      c.index = int(i);
+      c.codecpar = st->codecpar;
+      c.time_base = st->time_base;
+      c.disposition = st->disposition;
+      c.metadata = st->metadata;
+      c.description = "stream #" + std::to_string(i) + " (" + avcodec_get_name(st->codecpar->codec_id) + " " +
+                      av_get_media_type_string(type) + ")";
+      copy_streams_.push_back(c);
+      copy_by_index_[i] = 1;
+    } else {
+      st->discard = AVDISCARD_ALL;
+      log_debug("{}: stream #{} ({} {}) is not used", name_, i, avcodec_get_name(st->codecpar->codec_id),
+                av_get_media_type_string(type) ? av_get_media_type_string(type) : "unknown");
+    }
+  }
+}
+
+void MediaReader::open_decoder() {
+  const AVStream* st = format_->streams[video_.stream_index];
+  const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
+  if (!codec)
+    throw Error(ExitCode::unavailable,
+                name_ + ": no decoder for " + avcodec_get_name(st->codecpar->codec_id) + " in this FFmpeg build");
+  decoder_.reset(avcodec_alloc_context3(codec));
+  if (!decoder_) throw std::bad_alloc();
+  int r = avcodec_parameters_to_context(decoder_.get(), st->codecpar);
+  if (r < 0) throw Error(ExitCode::data_error, name_ + ": bad video stream parameters: " + av_error_text(r));
+  decoder_->pkt_timebase = st->time_base;
+  decoder_->thread_count = 0;  // one per core
+  // Frame threads each hold a frame back; a live source wants none held.
+  decoder_->thread_type = options_.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
+  if (options_.low_latency) decoder_->flags |= AV_CODEC_FLAG_LOW_DELAY;
+  decoder_->opaque = decoder_.get();  // lets the log watch hear the frame threads
+  decode_log_->watch(decoder_.get());
+  r = avcodec_open2(decoder_.get(), codec, nullptr);
+  if (r < 0)
+    throw Error(ExitCode::data_error, name_ + ": cannot open the " + codec->name + " decoder: " + av_error_text(r));
+}
+
+void MediaReader::fill_video_info() {
+  const AVStream* st = format_->streams[video_.stream_index];
+  const AVCodecParameters* par = st->codecpar;
+  video_.size = {par->width, par->height};
+  const AVPixelFormat decoded = par->format >= 0 ? AVPixelFormat(par->format) : AV_PIX_FMT_YUV420P;
+  video_.decoder_format = decoded;
+  video_.format = nearest_supported(decoded);
+  video_.color = color_from_tags(par->color_space, par->color_range, decoded, par->height);
+  video_.primaries = par->color_primaries;
+  video_.transfer = par->color_trc;
+  video_.space = par->color_space;
+  video_.time_base = st->time_base;
+  video_.sample_aspect_ratio = av_guess_sample_aspect_ratio(format_, const_cast<AVStream*>(st), nullptr);
+  video_.codec_name = decoder_->codec ? decoder_->codec->name : avcodec_get_name(par->codec_id);
+
+  AVRational rate = st->avg_frame_rate;
+  if (rate.num <= 0 || rate.den <= 0) rate = st->r_frame_rate;
+  if (rate.num <= 0 || rate.den <= 0) rate = av_guess_frame_rate(format_, const_cast<AVStream*>(st), nullptr);
+  if (rate.num <= 0 || rate.den <= 0) rate = {25, 1};
+  video_.frame_rate = rate;
+  const AVRational r = st->r_frame_rate, a = st->avg_frame_rate;
+  video_.variable_frame_rate_hint =
+      r.num > 0 && a.num > 0 && r.den > 0 && a.den > 0 && std::fabs(av_q2d(r) - av_q2d(a)) > 0.01 * av_q2d(r);
+  default_duration_ = std::max<int64_t>(1, av_rescale_q(1, av_inv_q(rate), st->time_base));
+
+  double total = -1;
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0) total = st->duration * av_q2d(st->time_base);
+  else if (format_->duration != AV_NOPTS_VALUE && format_->duration > 0) total = format_->duration / double(AV_TIME_BASE);
+  double duration = total;
+  if (duration >= 0 && options_.start_seconds > 0) duration = std::max(0.0, duration - options_.start_seconds);
+  if (options_.duration_seconds >= 0) duration = duration < 0 ? options_.duration_seconds
+                                                              : std::min(duration, options_.duration_seconds);
+  video_.duration_seconds = duration;
+  int64_t count = -1;
+  if (st->nb_frames > 0 && options_.start_seconds <= 0 && options_.duration_seconds < 0) count = st->nb_frames;
+  else if (duration >= 0) count = std::llround(duration * av_q2d(rate));
+  if (options_.max_frames >= 0) count = count < 0 ? options_.max_frames : std::min(count, options_.max_frames);
+  video_.frame_count_estimate = count;
+}
+
+void MediaReader::seek_to_start() {
+  const int64_t file_start = format_->start_time != AV_NOPTS_VALUE ? format_->start_time : 0;
+  if (options_.start_seconds > 0) {
+    shift_us_ = std::llround(options_.start_seconds * AV_TIME_BASE);
+    start_us_ = file_start + shift_us_;
+    const int r = avformat_seek_file(format_, -1, INT64_MIN, start_us_, start_us_, 0);
+    if (r < 0)
+      log_debug("{}: cannot seek ({}); reading from the beginning and dropping what comes before --start", name_,
+                av_error_text(r));
+    else
+      avcodec_flush_buffers(decoder_.get());
+  }
+  if (options_.duration_seconds >= 0)
+    end_us_ = file_start + shift_us_ + std::llround(options_.duration_seconds * AV_TIME_BASE);
+}
+
+}  // namespace sp

@@ -1,0 +1,166 @@
+#pragma once
+// Demux + decode (software, frame-threaded) of anything libavformat and
+// libavcodec can open, yielding pictures in one of sp::PixelFormat's layouts
+// and the packets of the streams a writer may stream-copy (audio, subtitles).
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+}
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codecs/ffmpeg_util.h"
+#include "pipeline/image.h"
+
+namespace sp {
+
+struct InputOptions {
+  std::string url;               // path, or "-" for stdin (pipe:0)
+  std::string format;            // forced demuxer (-f): "rawvideo", "yuv4mpegpipe", "x11grab", ...; empty = probe
+  std::string pixel_format;      // rawvideo: "rgba", "rgb24", "bgr0", ... (any FFmpeg name)
+  std::optional<Size> size;      // rawvideo / devices
+  std::optional<double> rate;    // rawvideo / devices, frames per second
+  double start_seconds = 0;      // --start: seek, drop what comes before; output times move back by this much
+  double duration_seconds = -1;  // --duration, < 0 = all
+  int64_t max_frames = -1;       // --frames, < 0 = all
+  bool low_latency = false;      // live pipes: tiny probe, no decoder delay (slice threads only)
+};
+
+struct VideoStreamInfo {
+  Size size;                   // of the first frame once one was decoded, else from the stream header
+  PixelFormat format = PixelFormat::yuv420p;  // what DecodedFrame::view() delivers (first frame once decoded)
+  ColorSpec color;             // matrix/range of the pictures (first frame once decoded)
+  AVRational time_base{1, 25};   // of pts/duration in DecodedFrame
+  AVRational frame_rate{25, 1};  // average (or nominal) rate; never 0
+  double duration_seconds = -1;  // of what will be read (after --start/--duration), < 0 = unknown
+  int64_t frame_count_estimate = -1;  // < 0 = unknown
+  std::string codec_name;      // decoder, e.g. "h264"
+  bool variable_frame_rate_hint = false;
+  int stream_index = -1;       // in the input
+  // The input's own tags, passed on by a writer when the matrix is kept.
+  AVColorPrimaries primaries = AVCOL_PRI_UNSPECIFIED;
+  AVColorTransferCharacteristic transfer = AVCOL_TRC_UNSPECIFIED;
+  AVColorSpace space = AVCOL_SPC_UNSPECIFIED;
+  AVPixelFormat decoder_format = AV_PIX_FMT_NONE;  // before any conversion to `format`
+  AVRational sample_aspect_ratio{0, 1};            // 0/1 = unknown (square)
+};
+
+// A decoded picture in host memory, in one of sp::PixelFormat's layouts.
+// Owns the AVFrame (decoder frames are reference-counted: holding one keeps
+// only its buffers alive). Movable, not copyable.
+struct DecodedFrame {
+  FramePtr frame;
+  PixelFormat format = PixelFormat::yuv420p;
+  ColorSpec color;
+  int64_t pts = 0;       // in VideoStreamInfo::time_base
+  int64_t duration = 0;  // in VideoStreamInfo::time_base, > 0
+
+  PlanarView view() const;
+  Size size() const { return frame ? Size{frame->width, frame->height} : Size{}; }
+};
+
+struct MediaItem {
+  enum class Kind { video, packet, end };
+  Kind kind = Kind::end;
+  DecodedFrame frame;          // kind == video
+  AVPacket* packet = nullptr;  // kind == packet: owned; stream_index is the input stream index
+
+  MediaItem() = default;
+  MediaItem(MediaItem&& other) noexcept;
+  MediaItem& operator=(MediaItem&& other) noexcept;
+  MediaItem(const MediaItem&) = delete;
+  MediaItem& operator=(const MediaItem&) = delete;
+  ~MediaItem();
+  void reset();
+};
+
+// A stream the reader passes through as packets (audio, subtitles).
+struct CopyStream {
+  int index = -1;  // input stream index (= AVPacket::stream_index of its packets)
+  const AVCodecParameters* codecpar = nullptr;  // owned by the reader
+  AVRational time_base{1, 1};
+  int disposition = 0;
+  const AVDictionary* metadata = nullptr;
+  std::string description;  // "stream #1 (aac audio)"
+};
+
+class MediaReader {
+ public:
+  // Opens and probes. Throws sp::Error: no_input (66) for a missing/unreadable
+  // path, data_error (65) for unrecognizable data or no video stream, usage (64)
+  // for an unknown -f or a rawvideo input without size/pixel format,
+  // unavailable (69) for a missing decoder.
+  explicit MediaReader(const InputOptions& options);
+  ~MediaReader();
+  MediaReader(const MediaReader&) = delete;
+  MediaReader& operator=(const MediaReader&) = delete;
+
+  const VideoStreamInfo& video() const { return video_; }
+  const std::vector<CopyStream>& copy_streams() const { return copy_streams_; }
+  const AVDictionary* metadata() const;  // container-level tags (title, ...)
+  const std::string& url() const { return options_.url; }
+
+  // The next video frame or copied packet, in decode order of the input.
+  // False at the end (item.kind == end). Corrupt or truncated data: the
+  // frames decoded before it are delivered, a warning is logged once, then
+  // false; data_error() says what happened so the caller can exit 65 after
+  // finalizing its output.
+  bool next(MediaItem& item);
+  std::optional<std::string> data_error() const { return data_error_; }
+
+  int64_t frames_delivered() const { return frames_delivered_; }
+
+ private:
+  void open_input();
+  void select_streams();
+  void open_decoder();
+  void seek_to_start();
+  void fill_video_info();
+  bool receive_frame(MediaItem& item);
+  void deliver(MediaItem& item);
+  FramePtr convert(AVFrame* decoded, PixelFormat* format);
+  void decode_failed(int error);
+  void note_corruption(const std::string& what);
+  void check_demuxer_log();
+  void check_decoder_log();
+  bool keep_packet(AVPacket* packet);
+
+  InputOptions options_;
+  std::string name_;  // for messages: the path, or "stdin"
+  AVFormatContext* format_ = nullptr;
+  CodecContextPtr decoder_;
+  SwsPtr sws_;
+  PacketPtr packet_;
+  FramePtr decoded_;
+  VideoStreamInfo video_;
+  std::vector<CopyStream> copy_streams_;
+  std::vector<char> copy_by_index_;
+
+  int64_t start_us_ = INT64_MIN;  // absolute input time of --start
+  int64_t end_us_ = INT64_MAX;    // absolute input time where --duration ends
+  int64_t shift_us_ = 0;          // output times = input times - shift (the --start offset)
+  int64_t frames_delivered_ = 0;
+  int64_t last_pts_ = AV_NOPTS_VALUE;
+  int64_t last_duration_ = 0;
+  int64_t default_duration_ = 1;
+  int decode_errors_before_first_frame_ = 0;
+  bool first_frame_seen_ = false;
+  bool draining_ = false;     // flush packet sent
+  bool finished_ = false;     // nothing more will be delivered
+  bool stop_reading_ = false; // corrupt data or limits: drain, then finish
+  bool packet_pending_ = false;  // packet_ still waits for the decoder
+  bool logged_conversion_ = false;
+  bool logged_corrupt_copy_ = false;
+  Size last_size_;
+  std::optional<std::string> data_error_;
+  // Last members: they stop watching before the contexts go.
+  std::unique_ptr<FfmpegLogWatch> decode_log_;
+  std::unique_ptr<FfmpegLogWatch> log_watch_;  // the demuxer's error lines
+};
+
+}  // namespace sp

@@ -1,0 +1,284 @@
+// MediaReader's read loop: packets in, pictures and copied packets out.
+#include <chrono>
+#include <thread>
+
+#include "codecs/media_reader.h"
+#include "pipeline/errors.h"
+#include "pipeline/log.h"
+
+namespace sp {
+
+namespace {
+
+int64_t frame_duration_of(const AVFrame* f) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
+  return f->duration;
+#else
+  return f->pkt_duration;
+#endif
+}
+
+std::string strip_prefix(const std::string& line) {
+  if (!line.empty() && line[0] == '[') {
+    const size_t close = line.find("] ");
+    if (close != std::string::npos) return line.substr(close + 2);
+  }
+  return line;
+}
+
+// Decoders give up to this many errors on a stream that starts mid-GOP before
+// a first clean picture; more than that and the input is not video we can read.
+constexpr int kMaxErrorsBeforeFirstFrame = 200;
+
+}  // namespace
+
+void MediaReader::note_corruption(const std::string& what) {
+  if (!data_error_) {
+    data_error_ = name_ + ": " + what;
+    log_warning("{} (stopping after {} frames)", *data_error_, frames_delivered_);
+  }
+  stop_reading_ = true;
+}
+
+// The demuxers report truncation only in their log (matroska: "File ended
+// prematurely"; mov: "partial file"); any error line from them while reading
+// is treated as damaged input. The generic "Packet corrupt" line is left to
+// the decoder's verdict: a concatenation of transport streams triggers it on
+// packets that decode cleanly.
+void MediaReader::check_demuxer_log() {
+  for (const std::string& line : log_watch_->take_errors()) {
+    const std::string text = strip_prefix(line);
+    if (text.rfind("Packet corrupt", 0) == 0) continue;
+    note_corruption(text);
+    return;
+  }
+}
+
+// Decoders conceal damage and say so in their log; with frame threads the
+// picture's error flags are not always set. An error line once pictures
+// flow stops the reading: what is in flight is still delivered.
+void MediaReader::check_decoder_log() {
+  const std::vector<std::string> errors = decode_log_->take_errors();
+  if (errors.empty()) return;
+  if (!first_frame_seen_) {
+    decode_errors_before_first_frame_ += int(errors.size());
+    if (decode_errors_before_first_frame_ <= kMaxErrorsBeforeFirstFrame) return;
+  }
+  note_corruption("damaged video data after frame " + std::to_string(frames_delivered_) + " (" +
+                  strip_prefix(errors.front()) + ")");
+}
+
+void MediaReader::decode_failed(int error) {
+  if (error == AVERROR(ENOMEM)) throw Error(ExitCode::internal, name_ + ": out of memory while decoding");
+  if (!first_frame_seen_ && ++decode_errors_before_first_frame_ <= kMaxErrorsBeforeFirstFrame) return;
+  std::string detail = strip_prefix(decode_log_->last_error());
+  note_corruption("cannot decode video: " + av_error_text(error) + (detail.empty() ? "" : " (" + detail + ")"));
+  finished_ = true;
+}
+
+// Copied packets: drops what falls outside --start/--duration, moves the rest
+// back by the --start offset.
+bool MediaReader::keep_packet(AVPacket* packet) {
+  if (packet->flags & AV_PKT_FLAG_CORRUPT) {
+    if (!logged_corrupt_copy_)
+      log_warning("{}: dropping a corrupt packet of stream #{}", name_, packet->stream_index);
+    logged_corrupt_copy_ = true;
+    return false;
+  }
+  const AVRational tb = format_->streams[packet->stream_index]->time_base;
+  const int64_t t = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+  if (t != AV_NOPTS_VALUE) {
+    const int64_t start = av_rescale_q(t, tb, AV_TIME_BASE_Q);
+    const int64_t end = start + av_rescale_q(packet->duration, tb, AV_TIME_BASE_Q);
+    if (start_us_ != INT64_MIN && end <= start_us_) return false;
+    if (start >= end_us_) return false;
+  }
+  if (shift_us_) {
+    const int64_t shift = av_rescale_q(shift_us_, AV_TIME_BASE_Q, tb);
+    if (packet->pts != AV_NOPTS_VALUE) packet->pts -= shift;
+    if (packet->dts != AV_NOPTS_VALUE) packet->dts -= shift;
+  }
+  return true;
+}
+
+bool MediaReader::next(MediaItem& item) {
+  item.reset();
+  for (;;) {
+    if (options_.max_frames >= 0 && frames_delivered_ >= options_.max_frames) finished_ = true;
+    if (finished_) return false;
+    if (receive_frame(item)) return true;
+    if (finished_) return false;
+
+    if (packet_pending_) {
+      const int r = avcodec_send_packet(decoder_.get(), packet_.get());
+      if (r == AVERROR(EAGAIN)) continue;  // the decoder still has frames for us
+      packet_pending_ = false;
+      av_packet_unref(packet_.get());
+      if (r < 0) decode_failed(r);
+      continue;
+    }
+    if (stop_reading_) {
+      if (draining_) {
+        finished_ = true;
+        return false;
+      }
+      avcodec_send_packet(decoder_.get(), nullptr);
+      draining_ = true;
+      continue;
+    }
+
+    const int r = av_read_frame(format_, packet_.get());
+    check_demuxer_log();
+    check_decoder_log();
+    if (r == AVERROR(EAGAIN)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    if (r < 0) {
+      if (r != AVERROR_EOF && r != AVERROR_EXIT) note_corruption("read error: " + av_error_text(r));
+      stop_reading_ = true;
+      continue;
+    }
+    const int index = packet_->stream_index;
+    if (index == video_.stream_index) {
+      packet_pending_ = true;
+    } else if (index >= 0 && size_t(index) < copy_by_index_.size() && copy_by_index_[index] &&
+               keep_packet(packet_.get())) {
+      item.kind = MediaItem::Kind::packet;
+      item.packet = av_packet_alloc();
+      if (!item.packet) throw std::bad_alloc();
+      av_packet_move_ref(item.packet, packet_.get());
+      return true;
+    } else {
+      av_packet_unref(packet_.get());
+    }
+  }
+}
+
+bool MediaReader::receive_frame(MediaItem& item) {
+  for (;;) {
+    const int r = avcodec_receive_frame(decoder_.get(), decoded_.get());
+    if (r == AVERROR(EAGAIN)) {
+      if (draining_) finished_ = true;  // cannot happen after a flush, but never spin
+      return false;
+    }
+    if (r == AVERROR_EOF) {
+      finished_ = true;
+      return false;
+    }
+    if (r < 0) {
+      decode_failed(r);
+      if (finished_) return false;
+      continue;
+    }
+    check_decoder_log();
+    const bool damaged = decoded_->decode_error_flags != 0 || (decoded_->flags & AV_FRAME_FLAG_CORRUPT);
+    if (damaged) {
+      av_frame_unref(decoded_.get());
+      if (!first_frame_seen_ && ++decode_errors_before_first_frame_ <= kMaxErrorsBeforeFirstFrame) continue;
+      note_corruption("damaged picture after frame " + std::to_string(frames_delivered_) +
+                      " (truncated or corrupt video data)");
+      finished_ = true;
+      return false;
+    }
+    int64_t pts = decoded_->best_effort_timestamp;
+    if (pts == AV_NOPTS_VALUE) pts = last_pts_ == AV_NOPTS_VALUE ? 0 : last_pts_ + last_duration_;
+    const int64_t t_us = av_rescale_q(pts, video_.time_base, AV_TIME_BASE_Q);
+    if (start_us_ != INT64_MIN && t_us < start_us_) {
+      av_frame_unref(decoded_.get());
+      continue;
+    }
+    if (t_us >= end_us_) {
+      av_frame_unref(decoded_.get());
+      finished_ = true;
+      return false;
+    }
+    int64_t duration = frame_duration_of(decoded_.get());
+    if (duration <= 0) duration = default_duration_;
+    last_pts_ = pts;
+    last_duration_ = duration;
+    item.frame.pts = pts - av_rescale_q(shift_us_, AV_TIME_BASE_Q, video_.time_base);
+    item.frame.duration = duration;
+    deliver(item);
+    return true;
+  }
+}
+
+FramePtr MediaReader::convert(AVFrame* decoded, PixelFormat* format) {
+  const AVPixelFormat in = AVPixelFormat(decoded->format);
+  FramePtr out = make_frame();
+  const auto exact = from_av_exact(in);
+  bool negative_pitch = false;
+  for (int i = 0; i < AV_NUM_DATA_POINTERS && decoded->data[i]; ++i) negative_pitch |= decoded->linesize[i] < 0;
+  if (exact && !negative_pitch) {
+    *format = *exact;
+    av_frame_move_ref(out.get(), decoded);
+    return out;
+  }
+  *format = exact ? *exact : nearest_supported(in);
+  out->format = exact ? in : to_av(*format);
+  out->width = decoded->width;
+  out->height = decoded->height;
+  int r = av_frame_get_buffer(out.get(), 0);
+  if (r < 0) throw Error(ExitCode::internal, name_ + ": cannot allocate a frame: " + av_error_text(r));
+  if (exact) {
+    r = av_frame_copy(out.get(), decoded);  // rows bottom-up in the decoder: copy them the right way round
+    if (r < 0) throw Error(ExitCode::internal, name_ + ": frame copy failed: " + av_error_text(r));
+  } else {
+    if (!logged_conversion_)
+      log_debug("{}: the decoder gives {}; converting to {} with swscale", name_, av_get_pix_fmt_name(in),
+                to_string(*format));
+    logged_conversion_ = true;
+    sws_.reset(sws_getCachedContext(sws_.release(), decoded->width, decoded->height, in, out->width, out->height,
+                                    AVPixelFormat(out->format), SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr,
+                                    nullptr));
+    if (!sws_)
+      throw Error(ExitCode::unavailable, name_ + ": swscale cannot convert " + av_get_pix_fmt_name(in) + " to " +
+                                             to_string(*format));
+    // Keep the range as it is (a YUV -> YUV reshuffle must not compress it).
+    const ColorSpec c = color_from_tags(decoded->colorspace, decoded->color_range, in, decoded->height);
+    const int full = c.range == ColorRange::full ? 1 : 0;
+    const int* coefficients = sws_getCoefficients(to_av_space(c.matrix, decoded->height));
+    sws_setColorspaceDetails(sws_.get(), coefficients, full, coefficients, full, 0, 1 << 16, 1 << 16);
+    r = sws_scale(sws_.get(), decoded->data, decoded->linesize, 0, decoded->height, out->data, out->linesize);
+    if (r < 0) throw Error(ExitCode::internal, name_ + ": swscale failed: " + av_error_text(r));
+  }
+  av_frame_copy_props(out.get(), decoded);
+  av_frame_unref(decoded);
+  return out;
+}
+
+void MediaReader::deliver(MediaItem& item) {
+  const AVPixelFormat decoder_format = AVPixelFormat(decoded_->format);
+  const ColorSpec color =
+      color_from_tags(decoded_->colorspace, decoded_->color_range, decoder_format, decoded_->height);
+  const Size size{decoded_->width, decoded_->height};
+  const AVColorPrimaries primaries = decoded_->color_primaries;
+  const AVColorTransferCharacteristic transfer = decoded_->color_trc;
+  const AVColorSpace space = decoded_->colorspace;
+  PixelFormat format;
+  item.frame.frame = convert(decoded_.get(), &format);
+  item.frame.format = format;
+  item.frame.color = color;
+  item.kind = MediaItem::Kind::video;
+  if (!first_frame_seen_) {
+    first_frame_seen_ = true;
+    if (decode_errors_before_first_frame_ > 0)
+      log_warning("{}: skipped {} undecodable packets before the first picture", name_,
+                  decode_errors_before_first_frame_);
+    video_.size = size;
+    video_.format = format;
+    video_.color = color;
+    video_.decoder_format = decoder_format;
+    if (primaries != AVCOL_PRI_UNSPECIFIED) video_.primaries = primaries;
+    if (transfer != AVCOL_TRC_UNSPECIFIED) video_.transfer = transfer;
+    if (space != AVCOL_SPC_UNSPECIFIED) video_.space = space;
+  } else if (size != last_size_) {
+    log_debug("{}: picture size changes from {}x{} to {}x{} at frame {}", name_, last_size_.width,
+              last_size_.height, size.width, size.height, frames_delivered_);
+  }
+  last_size_ = size;
+  ++frames_delivered_;
+}
+
+}  // namespace sp

@@ -1,0 +1,139 @@
+#pragma once
+// Encode (software) + mux: libx264, FFV1, PNG, rawvideo or any other FFmpeg
+// video encoder, into any container FFmpeg writes (mp4, mkv, mov, avi, nut,
+// y4m, raw pipes, image sequences, single images), with audio/subtitle
+// streams of the input stream-copied where the container accepts them.
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+}
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "codecs/ffmpeg_util.h"
+#include "codecs/media_reader.h"
+#include "pipeline/errors.h"
+#include "pipeline/image.h"
+
+namespace sp {
+
+struct OutputOptions {
+  std::string url;           // file, "-" (stdout), an image pattern "out_%04d.png", or a URL FFmpeg writes
+  std::string format;        // -f (FFmpeg muxer name; "mkv" and "y4m" are accepted too), else from the extension
+  std::string codec;         // libx264, ffv1, png, rawvideo, mpeg4, ...; empty = the container's natural choice
+  int crf = 18;              // encoders with a crf option (libx264, libx265, libvpx, ...); qscale for mpeg4/mjpeg
+  std::string preset = "medium";  // encoders with a string preset option
+  std::string pixel_format;  // optional override: one of sp's PixelFormat names
+  bool overwrite = false;
+  bool low_latency = false;  // x264 zerolatency, no B-frames, flush each packet
+};
+
+// What an OutputOptions resolves to; preflight and the writer share it.
+struct OutputPlan {
+  std::string ffmpeg_url;  // "pipe:1" for "-"
+  const AVOutputFormat* format = nullptr;
+  const AVCodec* encoder = nullptr;
+  bool to_pipe = false;         // stdout: nothing may seek
+  bool image_sequence = false;  // image2 with a %d pattern
+  bool single_image = false;    // image2 with a plain file name: one picture
+  bool is_file = false;         // a local path we can check
+};
+// Throws sp::Error(usage) for unknown formats/codecs and bad combinations.
+OutputPlan plan_output(const OutputOptions& options);
+
+class MediaWriter {
+ public:
+  // Checks before any work starts: unknown codec/format or a codec the
+  // container cannot hold, bad crf/preset/pixel format -> usage (64); an
+  // existing output without overwrite -> usage (64); a missing or unwritable
+  // directory, an output that is a directory -> io_error (74); an encoder this
+  // FFmpeg lacks -> unavailable (69). Writes nothing.
+  static void preflight(const OutputOptions& options);
+
+  // Opens the encoder and the output, writes the header. `input_video` gives
+  // the time base (pts/duration of write_video are in it), frame rate, colour.
+  MediaWriter(const OutputOptions& options, const VideoStreamInfo& input_video, Size output_size,
+              const MediaReader& reader);
+  MediaWriter(const OutputOptions& options, const VideoStreamInfo& input_video, Size output_size,
+              const std::vector<CopyStream>& copy_streams = {}, const AVDictionary* metadata = nullptr);
+  ~MediaWriter();  // finishes if finish() was not called (errors are logged)
+  MediaWriter(const MediaWriter&) = delete;
+  MediaWriter& operator=(const MediaWriter&) = delete;
+
+  PixelFormat encoder_format() const { return encoder_format_; }  // what write_video takes
+  ColorSpec encoder_color() const { return encoder_color_; }      // matrix/range RGBA must be converted with
+  Size output_size() const { return output_size_; }               // what write_video takes
+  // What is encoded: output_size less a last odd column/row where the codec
+  // needs even dimensions (4:2:0 in H.264 & co.); the picture is cropped.
+  Size encoded_size() const { return encoded_size_; }
+  // A single image output keeps the first picture only: the caller may stop.
+  bool wants_more_frames() const { return !(plan_.single_image && frames_written_ > 0); }
+
+  // Host picture of encoder_format() at output_size(); pts/duration in the
+  // input video's time base. The picture is copied before this returns.
+  void write_video(const PlanarView& picture, int64_t pts, int64_t duration);
+  // A stream-copied packet from the reader (input stream index, input time
+  // base); ignored for a dropped stream. The packet is left as it was.
+  void write_packet(const AVPacket* packet);
+  // Flushes the encoder, writes the trailer, closes the output. Idempotent;
+  // safe after an interrupted read or a failed write (the first error wins).
+  void finish();
+
+  std::string description() const;  // e.g. "libx264 crf 18 preset medium -> mp4 (yuv420p bt709 limited)"
+  const std::vector<std::string>& warnings() const { return warnings_; }  // dropped streams and the like
+  int64_t frames_written() const { return frames_written_; }
+  int64_t packets_copied() const { return packets_copied_; }
+  const std::string& url() const { return options_.url; }
+
+ private:
+  void choose_picture_format(const VideoStreamInfo& input);
+  void open_encoder(const VideoStreamInfo& input);
+  void open_output(const std::vector<CopyStream>& copy_streams, const AVDictionary* metadata,
+                   const VideoStreamInfo& input);
+  bool try_open_output(const std::vector<const CopyStream*>& streams, const AVDictionary* metadata,
+                       const VideoStreamInfo& input, bool last_try, int* error);
+  void close_output_after_failure();
+  void drain_encoder();
+  void write_muxed(AVPacket* packet);
+  void warn(const std::string& message);
+  [[noreturn]] void fail(ExitCode code, const std::string& what, int error);
+
+  OutputOptions options_;
+  OutputPlan plan_;
+  std::string name_;  // for messages
+  PixelFormat encoder_format_ = PixelFormat::yuv420p;
+  AVPixelFormat encoder_av_format_ = AV_PIX_FMT_YUV420P;
+  ColorSpec encoder_color_;
+  Size output_size_, encoded_size_;
+  AVRational input_time_base_{1, 1};
+  AVRational encoder_time_base_{1, 1};
+  bool constant_rate_only_ = false;
+  std::string encoder_settings_;  // " crf 18 preset medium"
+
+  CodecContextPtr encoder_;
+  AVFormatContext* muxer_ = nullptr;
+  AVStream* video_stream_ = nullptr;
+  bool created_file_ = false;
+  std::vector<int> output_index_;  // by input stream index; -1 = dropped
+  std::vector<AVRational> input_time_bases_;
+  FramePtr frame_;
+  PacketPtr packet_;
+  PacketPtr copy_packet_;
+  std::map<int64_t, int64_t> durations_;  // encoder pts -> duration, for encoders that drop it
+  int64_t last_encoder_pts_ = INT64_MIN;
+  int64_t frames_written_ = 0;
+  int64_t packets_copied_ = 0;
+  bool adjusted_pts_warned_ = false;
+  bool extra_images_warned_ = false;
+  bool finished_ = false;
+  std::vector<std::string> warnings_;
+  std::mutex mutex_;
+  std::unique_ptr<FfmpegLogWatch> log_watch_;  // last: stops watching before the contexts go
+};
+
+}  // namespace sp

@@ -1,0 +1,163 @@
+// MediaWriter's steady state: pictures into the encoder, packets into the
+// muxer, and the end of the file.
+#include <exception>
+
+#include "codecs/media_writer.h"
+#include "pipeline/errors.h"
+#include "pipeline/log.h"
+
+namespace sp {
+
+namespace {
+
+void set_frame_duration(AVFrame* f, int64_t duration) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
+  f->duration = duration;
+#else
+  f->pkt_duration = duration;
+#endif
+}
+
+}  // namespace
+
+void MediaWriter::write_muxed(AVPacket* packet) {
+  const int r = av_interleaved_write_frame(muxer_, packet);  // takes the packet's reference
+  if (r < 0) fail(ExitCode::io_error, "write failed", r);
+  if (options_.low_latency && muxer_->pb) avio_flush(muxer_->pb);
+}
+
+void MediaWriter::drain_encoder() {
+  for (;;) {
+    const int r = avcodec_receive_packet(encoder_.get(), packet_.get());
+    if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) return;
+    if (r < 0) fail(ExitCode::internal, std::string(plan_.encoder->name) + " failed", r);
+    auto it = durations_.find(packet_->pts);
+    if (it != durations_.end()) {
+      if (packet_->duration <= 0) packet_->duration = it->second;
+      durations_.erase(it);
+    }
+    packet_->stream_index = video_stream_->index;
+    av_packet_rescale_ts(packet_.get(), encoder_time_base_, video_stream_->time_base);
+    write_muxed(packet_.get());
+  }
+}
+
+void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t duration) {
+  std::lock_guard lock(mutex_);
+  if (finished_) throw Error(ExitCode::internal, name_ + ": picture written after finish()");
+  if (!wants_more_frames()) {
+    if (!extra_images_warned_)
+      warn(name_ + " is a single image: only the first picture is written (use a pattern like out_%04d.png for all)");
+    extra_images_warned_ = true;
+    return;
+  }
+  if (picture.format != encoder_format_ || picture.width != output_size_.width ||
+      picture.height != output_size_.height)
+    throw Error(ExitCode::internal, name_ + ": got a " + std::to_string(picture.width) + "x" +
+                                        std::to_string(picture.height) + " " + to_string(picture.format) +
+                                        " picture, the encoder takes " + std::to_string(output_size_.width) + "x" +
+                                        std::to_string(output_size_.height) + " " + to_string(encoder_format_));
+
+  int64_t encoder_pts =
+      av_rescale_q_rnd(pts, input_time_base_, encoder_time_base_, AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
+  if (last_encoder_pts_ != INT64_MIN && encoder_pts <= last_encoder_pts_) {
+    const std::string why = constant_rate_only_
+                                ? std::string(plan_.format->name) + " keeps a constant frame rate"
+                                : "timestamps must increase";
+    if (!adjusted_pts_warned_)
+      warn(name_ + ": frame " + std::to_string(frames_written_) + " moved to the next free time slot (" + why + ")");
+    adjusted_pts_warned_ = true;
+    encoder_pts = last_encoder_pts_ + 1;
+  }
+  last_encoder_pts_ = encoder_pts;
+  const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
+
+  AVFrame* f = frame_.get();
+  av_frame_unref(f);
+  f->format = encoder_av_format_;
+  f->width = encoded_size_.width;  // a cropped odd line simply is not read
+  f->height = encoded_size_.height;
+  const int planes = plane_layout(encoder_format_, picture.width, picture.height).count;
+  for (int i = 0; i < planes; ++i) {
+    f->data[i] = picture.plane[i];
+    f->linesize[i] = int(picture.pitch[i]);
+  }
+  f->pts = encoder_pts;
+  set_frame_duration(f, encoder_duration);
+  f->color_range = encoder_->color_range;
+  f->colorspace = encoder_->colorspace;
+  f->color_primaries = encoder_->color_primaries;
+  f->color_trc = encoder_->color_trc;
+  f->sample_aspect_ratio = encoder_->sample_aspect_ratio;
+  durations_[encoder_pts] = encoder_duration;
+  // Not reference-counted: the encoder copies the picture before this returns.
+  const int r = avcodec_send_frame(encoder_.get(), f);
+  av_frame_unref(f);
+  if (r < 0) fail(ExitCode::internal, std::string(plan_.encoder->name) + " refused a picture", r);
+  ++frames_written_;
+  drain_encoder();
+}
+
+void MediaWriter::write_packet(const AVPacket* packet) {
+  std::lock_guard lock(mutex_);
+  if (finished_ || !packet) return;
+  const int index = packet->stream_index;
+  if (index < 0 || size_t(index) >= output_index_.size() || output_index_[index] < 0) return;
+  AVStream* st = muxer_->streams[output_index_[index]];
+  const int r = av_packet_ref(copy_packet_.get(), packet);
+  if (r < 0) fail(ExitCode::internal, "cannot reference a packet", r);
+  av_packet_rescale_ts(copy_packet_.get(), input_time_bases_[index], st->time_base);
+  copy_packet_->stream_index = st->index;
+  copy_packet_->pos = -1;
+  write_muxed(copy_packet_.get());
+  ++packets_copied_;
+}
+
+void MediaWriter::finish() {
+  std::lock_guard lock(mutex_);
+  if (finished_) return;
+  finished_ = true;
+  std::exception_ptr first;
+  if (encoder_ && muxer_) {
+    try {
+      const int r = avcodec_send_frame(encoder_.get(), nullptr);
+      if (r < 0 && r != AVERROR_EOF) fail(ExitCode::internal, "cannot flush the encoder", r);
+      drain_encoder();
+    } catch (...) {
+      first = std::current_exception();
+    }
+  }
+  if (muxer_) {
+    int r = av_write_trailer(muxer_);
+    if (r < 0 && !first) {
+      try {
+        fail(ExitCode::io_error, "cannot finish the file", r);
+      } catch (...) {
+        first = std::current_exception();
+      }
+    }
+    if (muxer_->pb && !(plan_.format->flags & AVFMT_NOFILE)) {
+      r = avio_closep(&muxer_->pb);
+      if (r < 0 && !first) {
+        try {
+          fail(ExitCode::io_error, "cannot close the file", r);
+        } catch (...) {
+          first = std::current_exception();
+        }
+      }
+    }
+  }
+  if (first) std::rethrow_exception(first);
+  log_debug("{}: finished: {} pictures, {} copied packets", name_, frames_written_, packets_copied_);
+}
+
+std::string MediaWriter::description() const {
+  std::string d = std::string(plan_.encoder->name) + encoder_settings_ + " -> " + plan_.format->name + " (" +
+                  av_get_pix_fmt_name(encoder_av_format_);
+  if (!is_rgb(encoder_format_)) d += std::string(", ") + to_string(encoder_color_.matrix) + " " + to_string(encoder_color_.range);
+  if (encoded_size_ != output_size_)
+    d += ", cropped to " + std::to_string(encoded_size_.width) + "x" + std::to_string(encoded_size_.height);
+  return d + ")";
+}
+
+}  // namespace sp
