@@ -61,46 +61,28 @@ StageDescriptor make_scale_descriptor() {
   StageDescriptor d;
   d.name = "scale";
   d.summary =
-      "Resize the frame to width x height or by a factor. Pixel-centre geometry (like swscale and OpenCV's "
-      "INTER_LINEAR): output pixel d covers [d, d+1) * in/out of the input. nearest takes the input pixel holding "
-      "the output centre; bilinear interpolates the two nearest input pixels per axis around "
-      "(d + 0.5) * in/out - 0.5, edges repeated; area averages the input exactly over the output pixel's footprint "
-      "(integer upscales replicate pixels, other upscales blend only across input pixel edges). factor 1 or an "
-      "unchanged size is an exact copy. CPU and CUDA results are identical.";
+      "Resize to width x height or by a factor (nearest, bilinear or area); factor 1 is an exact copy. CPU and CUDA "
+      "results are identical.";
+  // clang-format off
   d.params = {
-      {"width",
-       ParamType::integer,
-       int64_t(0),
-       0,
-       kMaxSide,
-       {},
+      {"width", ParamType::integer, int64_t(0), 0, kMaxSide, {},
        "Output width in pixels. 0: from height keeping the input's aspect ratio, or from factor when height is 0 too.",
        true},
-      {"height",
-       ParamType::integer,
-       int64_t(0),
-       0,
-       kMaxSide,
-       {},
+      {"height", ParamType::integer, int64_t(0), 0, kMaxSide, {},
        "Output height in pixels. 0: from width keeping the input's aspect ratio, or from factor when width is 0 too.",
        true},
-      {"factor",
-       ParamType::number,
-       1.0,
-       {},
-       kMaxFactor,
-       {},
+      {"factor", ParamType::number, 1.0, {}, kMaxFactor, {},
        "Scale both sides by this factor (> 0, e.g. 2 or 0.5), rounded to whole pixels. Not combinable with "
        "width/height."},
-      {"filter",
-       ParamType::choice,
-       std::string("bilinear"),
-       {},
-       {},
-       {"nearest", "bilinear", "area"},
-       "Resampling filter: nearest (pixel art, exact replication on integer factors), bilinear, or area (box "
-       "average; best for downscaling)."},
+      {"filter", ParamType::choice, std::string("bilinear"), {}, {}, {"nearest", "bilinear", "area"},
+       "Resampling filter. Geometry is pixel-centred (as in swscale and OpenCV's INTER_LINEAR): output pixel d "
+       "covers [d, d+1) * in/out of the input. nearest: the input pixel holding the output pixel's centre (exact "
+       "replication on integer factors; pixel art). bilinear: the two nearest input pixels per axis around "
+       "(d + 0.5) * in/out - 0.5, edges repeated. area: the exact mean of the input over the output pixel's "
+       "footprint; best for downscaling, and on upscales it replicates pixels, blending only across input pixel "
+       "edges (sharp pixel art at non-integer factors)."},
   };
+  // clang-format on
   d.validate = [](const Params& p) -> std::optional<std::string> {
     const bool sized = p.get_int("width") > 0 || p.get_int("height") > 0;
     const double factor = p.get_number("factor");

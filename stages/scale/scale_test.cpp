@@ -6,7 +6,9 @@
 
 #include <cstdio>
 
+#include "pipeline/config.h"
 #include "pipeline/errors.h"
+#include "pipeline/scratch.h"
 #include "stages/scale/scale_reference.h"
 
 namespace sp::test {
@@ -90,6 +92,30 @@ TEST(ScaleParams, ValidateAcceptsEachWayAlone) {
   factor.set("factor", 0.5);
   factor.mark_given("factor");
   EXPECT_FALSE(d.validate(factor).has_value());
+}
+
+// The table and validate as the config loader applies them.
+TEST(ScaleParams, ConfigErrorsNameTheField) {
+  try {
+    parse_config("pipeline:\n  - scale: {width: 640, factor: 2}\n", "t.yaml");
+    FAIL() << "width together with factor was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::config);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("t.yaml:2:"), std::string::npos) << m;
+    EXPECT_NE(m.find("factor cannot be combined with width or height"), std::string::npos) << m;
+  }
+  EXPECT_THROW(parse_config("pipeline:\n  - scale: {factor: 0}\n", "t.yaml"), Error);
+  EXPECT_THROW(parse_config("pipeline:\n  - scale: {filter: cubic}\n", "t.yaml"), Error);
+  EXPECT_THROW(parse_config("pipeline:\n  - scale: {width: -4}\n", "t.yaml"), Error);
+  const Config ok = parse_config("pipeline:\n  - scale: {width: 1280, filter: area}\n", "t.yaml");
+  ASSERT_EQ(ok.stages.size(), 1u);
+  auto stage = make_scale_descriptor().create(ok.stages[0].params);
+  struct HostScratch final : ScratchAllocator {
+    std::vector<std::vector<uint8_t>> blocks;
+    void* allocate(size_t n) override { return blocks.emplace_back(n + 256).data(); }
+  } scratch;
+  EXPECT_EQ(stage->configure({1920, 1080}, Backend::cpu, scratch), (Size{1280, 720}));
 }
 
 TEST(ScaleSize, DerivesMissingSideFromAspectRatio) {
