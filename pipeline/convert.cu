@@ -2,7 +2,7 @@
 // 4:2:0 formats (chroma read/written once per block), one per pixel otherwise.
 // All arithmetic is in convert_pixel.h, shared with the CPU backend.
 #include "pipeline/convert.h"
-#include "pipeline/convert_pixel.h"
+#include "pipeline/convert_formats.h"
 #include "pipeline/cuda_check.h"
 
 namespace sp {

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "pipeline/convert.h"
-#include "pipeline/convert_pixel.h"
+#include "pipeline/convert_formats.h"
 #include "pipeline/errors.h"
 #include "pipeline/parallel.h"
 
