@@ -62,7 +62,7 @@ TEST(TranscodeE2E, VariableFrameRateStaysVariable) {
   const std::string in = dir.file("vfr.mkv");
   // Irregular presentation times: 40 ms steps, then 100 ms, then 60 ms.
   const CommandResult made =
-      ffmpeg("-f lavfi -i testsrc2=size=128x96:rate=25 -t 1.2 -vf \"setpts='if(lt(N,10),N*0.04,if(lt(N,20),0.4+(N-10)*0.1,"
+      ffmpeg("-f lavfi -i testsrc2=size=128x96:rate=25:duration=1.2 -vf \"setpts='if(lt(N,10),N*0.04,if(lt(N,20),0.4+(N-10)*0.1,"
              "1.4+(N-20)*0.06))/TB'\" -fps_mode vfr -c:v libx264 -pix_fmt yuv420p " + in);
   ASSERT_EQ(made.exit_code, 0) << made.output;
   const auto in_times = video_frame_times(in);
@@ -145,7 +145,7 @@ TEST(TranscodeE2E, InterruptLeavesPlayableOutput) {
   TempDir dir;
   const std::string in = make_clip(dir, "long.mkv", "320x240", 20.0, "libx264", "-preset ultrafast");
   const std::string out = dir.file("out.mp4");
-  const CommandResult r = run_command("timeout --signal=INT 1.5 " + shell_quote(stylepipe_binary()) + " run " +
+  const CommandResult r = run_command("timeout --preserve-status --signal=INT 1.5 " + shell_quote(stylepipe_binary()) + " run " +
                                       identity_config() + " -i " + in + " -o " + out +
                                       " --preset veryslow --progress none");
   EXPECT_EQ(r.exit_code, 130) << r.output;
