@@ -103,7 +103,7 @@ inline std::vector<double> probe_frame_times(const std::string& file) {
 
 // Frames that decode, by ffmpeg (errors make the count -1).
 inline int decoded_frames(const std::string& file) {
-  const CommandOutput r = run("ffmpeg -nostdin -v error -xerror -i " + quote(file) + " -map 0:v:0 -f framemd5 -", true);
+  const CommandOutput r = run("ffmpeg -nostdin -v error -xerror -i " + quote(file) + " -map 0:v:0 -fps_mode passthrough -f framemd5 -", true);
   if (r.code != 0) return -1;
   int n = 0;
   for (const auto& l : lines(r.output)) n += l[0] != '#';
@@ -113,7 +113,7 @@ inline int decoded_frames(const std::string& file) {
 // md5 of each decoded picture, as ffmpeg sees it, in `pix_fmt`.
 inline std::vector<std::string> frame_md5s(const std::string& file, const std::string& pix_fmt,
                                            const std::string& input_args = "") {
-  const CommandOutput r = run("ffmpeg -nostdin -v error " + input_args + " -i " + quote(file) + " -map 0:v:0 -pix_fmt " +
+  const CommandOutput r = run("ffmpeg -nostdin -v error " + input_args + " -i " + quote(file) + " -map 0:v:0 -fps_mode passthrough -pix_fmt " +
                     pix_fmt + " -f framemd5 -", true);
   std::vector<std::string> out;
   for (const auto& l : lines(r.output))

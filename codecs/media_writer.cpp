@@ -184,6 +184,11 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
     encoder_settings_ += " preset " + options_.preset;
   }
   if (codec->id == AV_CODEC_ID_FFV1) av_dict_set(&opts, "level", "3", 0);  // sliced: multithreaded, CRC-checked
+  // Reordered frames break timing in two containers: AVI stores decode order
+  // only (frames would play late by the reorder delay), and NUT cannot store
+  // the negative decode times of the first reordered frames, so the muxer
+  // would move every stream later by that delay.
+  if (is_named(f, "avi") || is_named(f, "nut")) c->max_b_frames = 0;
   if (options_.low_latency) {
     if (has_option(codec, "tune", &type) && type == AV_OPT_TYPE_STRING &&
         (codec->id == AV_CODEC_ID_H264 || codec->id == AV_CODEC_ID_HEVC)) {

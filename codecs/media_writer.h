@@ -126,9 +126,11 @@ class MediaWriter {
   PacketPtr copy_packet_;
   std::map<int64_t, int64_t> durations_;  // encoder pts -> duration, for encoders that drop it
   int64_t last_encoder_pts_ = INT64_MIN;
+  int64_t first_input_pts_ = INT64_MIN, first_encoder_pts_ = 0;  // constant-rate grid anchor
   int64_t frames_written_ = 0;
   int64_t packets_copied_ = 0;
   bool adjusted_pts_warned_ = false;
+  bool rounded_warned_ = false;
   bool extra_images_warned_ = false;
   bool finished_ = false;
   std::vector<std::string> warnings_;

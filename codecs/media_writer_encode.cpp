@@ -1,5 +1,6 @@
 // MediaWriter's steady state: pictures into the encoder, packets into the
 // muxer, and the end of the file.
+#include <cstdlib>
 #include <exception>
 
 #include "codecs/media_writer.h"
@@ -58,16 +59,40 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
                                         " picture, the encoder takes " + std::to_string(output_size_.width) + "x" +
                                         std::to_string(output_size_.height) + " " + to_string(encoder_format_));
 
-  int64_t encoder_pts =
-      av_rescale_q_rnd(pts, input_time_base_, encoder_time_base_, AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
-  if (last_encoder_pts_ != INT64_MIN && encoder_pts <= last_encoder_pts_) {
-    const std::string why = constant_rate_only_
-                                ? std::string(plan_.format->name) + " keeps a constant frame rate"
-                                : "timestamps must increase";
-    if (!adjusted_pts_warned_)
-      warn(name_ + ": frame " + std::to_string(frames_written_) + " moved to the next free time slot (" + why + ")");
-    adjusted_pts_warned_ = true;
-    encoder_pts = last_encoder_pts_ + 1;
+  const auto near = AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
+  int64_t encoder_pts = av_rescale_q_rnd(pts, input_time_base_, encoder_time_base_, near);
+  if (constant_rate_only_) {
+    // The grid starts at the first frame: a constant rate with an offset
+    // stays exact up to that offset.
+    if (first_input_pts_ == INT64_MIN) {
+      first_input_pts_ = pts;
+      first_encoder_pts_ = encoder_pts;
+    }
+    const int64_t since_first = av_rescale_q_rnd(pts - first_input_pts_, input_time_base_, encoder_time_base_, near);
+    encoder_pts = first_encoder_pts_ + since_first;
+    const int64_t back = av_rescale_q(since_first, encoder_time_base_, input_time_base_);
+    const int64_t tick = std::max<int64_t>(1, av_rescale_q(1, encoder_time_base_, input_time_base_));
+    if (!rounded_warned_ && std::llabs(back - (pts - first_input_pts_)) * 10 > tick) {
+      const AVRational t = encoder_time_base_;
+      warn(name_ + ": " + plan_.format->name + " keeps a constant frame rate: frame times are rounded to steps of " +
+           std::to_string(t.num) + (t.den == 1 ? "" : "/" + std::to_string(t.den)) + " s");
+      rounded_warned_ = true;
+    }
+  }
+  // Times must increase in the muxer's (possibly coarser) clock too.
+  const AVRational muxer_tb = video_stream_->time_base;
+  if (last_encoder_pts_ != INT64_MIN) {
+    const int64_t last_muxed = av_rescale_q_rnd(last_encoder_pts_, encoder_time_base_, muxer_tb, near);
+    if (encoder_pts <= last_encoder_pts_ || av_rescale_q_rnd(encoder_pts, encoder_time_base_, muxer_tb, near) <= last_muxed) {
+      const std::string why = constant_rate_only_
+                                  ? std::string(plan_.format->name) + " keeps a constant frame rate"
+                                  : "timestamps must increase";
+      if (!adjusted_pts_warned_)
+        warn(name_ + ": frame " + std::to_string(frames_written_) + " moved to the next free time slot (" + why + ")");
+      adjusted_pts_warned_ = true;
+      encoder_pts = std::max(last_encoder_pts_ + 1,
+                             av_rescale_q_rnd(last_muxed + 1, muxer_tb, encoder_time_base_, AV_ROUND_UP));
+    }
   }
   last_encoder_pts_ = encoder_pts;
   const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));

@@ -80,10 +80,19 @@ bool encoder_takes(const AVCodec* encoder, AVPixelFormat format) {
   return false;
 }
 
-// y4m carries planar YUV and gray only.
-bool muxer_takes(const AVOutputFormat* format, PixelFormat picture) {
+bool is_mov_family(const AVOutputFormat* f) {
+  for (const char* n : {"mp4", "mov", "ipod", "ismv", "3gp", "3g2", "psp", "f4v"})
+    if (is_named(f, n)) return true;
+  return false;
+}
+
+// y4m carries planar YUV and gray only; QuickTime knows raw RGB(A) but no
+// raw planar YUV.
+bool muxer_takes(const AVOutputFormat* format, AVCodecID codec, PixelFormat picture) {
   if (is_named(format, "yuv4mpegpipe"))
     return picture == PixelFormat::yuv420p || picture == PixelFormat::yuv444p || picture == PixelFormat::gray;
+  if (is_mov_family(format) && codec == AV_CODEC_ID_RAWVIDEO)
+    return picture == PixelFormat::rgb24 || picture == PixelFormat::rgba;
   return true;
 }
 
@@ -104,7 +113,8 @@ AVPixelFormat encoder_av_format(const AVCodec* encoder, PixelFormat picture) {
 }
 
 bool usable(const OutputPlan& plan, PixelFormat picture) {
-  return encoder_av_format(plan.encoder, picture) != AV_PIX_FMT_NONE && muxer_takes(plan.format, picture);
+  return encoder_av_format(plan.encoder, picture) != AV_PIX_FMT_NONE &&
+         muxer_takes(plan.format, plan.encoder->id, picture);
 }
 
 }  // namespace
@@ -149,9 +159,13 @@ OutputPlan plan_output(const OutputOptions& options) {
   if (plan.encoder->type != AVMEDIA_TYPE_VIDEO)
     throw Error(ExitCode::usage, "--codec " + codec + ": not a video encoder");
   const int accepted = avformat_query_codec(plan.format, plan.encoder->id, FF_COMPLIANCE_NORMAL);
-  const bool y4m_mismatch = is_named(plan.format, "yuv4mpegpipe") && plan.encoder->id != AV_CODEC_ID_RAWVIDEO;
-  if (accepted == 0 || y4m_mismatch)
+  const bool y4m = is_named(plan.format, "yuv4mpegpipe");
+  if (accepted == 0 || (y4m && plan.encoder->id != AV_CODEC_ID_RAWVIDEO && plan.encoder->id != AV_CODEC_ID_WRAPPED_AVFRAME))
     throw Error(ExitCode::usage, std::string(plan.format->name) + " cannot carry " + codec + " video");
+  // FFmpeg 5's y4m muxer takes raw pictures only as wrapped frames (later
+  // versions take both).
+  if (y4m && plan.encoder->id == AV_CODEC_ID_RAWVIDEO)
+    if (const AVCodec* wrapped = avcodec_find_encoder(AV_CODEC_ID_WRAPPED_AVFRAME)) plan.encoder = wrapped;
 
   if (codec == "libx264") {
     if (options.crf < 0 || options.crf > 51)
@@ -192,8 +206,10 @@ void MediaWriter::choose_picture_format(const VideoStreamInfo& input) {
     wishes = {is_rgb(input.format) ? PixelFormat::bgr0 : PixelFormat::yuv444p};
   } else if (id == AV_CODEC_ID_PNG) {
     wishes = {input.format == PixelFormat::rgba ? PixelFormat::rgba : PixelFormat::rgb24};
-  } else if (id == AV_CODEC_ID_RAWVIDEO) {
-    wishes = {input.format, is_rgb(input.format) ? PixelFormat::yuv444p : PixelFormat::yuv420p, PixelFormat::rgba};
+  } else if (id == AV_CODEC_ID_RAWVIDEO || id == AV_CODEC_ID_WRAPPED_AVFRAME) {
+    const PixelFormat rgb = input.format == PixelFormat::rgba ? PixelFormat::rgba : PixelFormat::rgb24;
+    wishes = {input.format, is_rgb(input.format) ? PixelFormat::yuv444p : PixelFormat::yuv420p, rgb,
+              PixelFormat::rgba};
   } else if (id == AV_CODEC_ID_H264 || id == AV_CODEC_ID_HEVC || id == AV_CODEC_ID_MPEG4) {
     wishes = {PixelFormat::yuv420p};
   }
@@ -239,7 +255,7 @@ void MediaWriter::choose_picture_format(const VideoStreamInfo& input) {
   encoded_size_ = output_size_;
   const bool subsampled = encoder_format_ == PixelFormat::yuv420p || encoder_format_ == PixelFormat::nv12 ||
                           encoder_format_ == PixelFormat::p010;
-  if (subsampled && id != AV_CODEC_ID_RAWVIDEO && id != AV_CODEC_ID_FFV1) {
+  if (subsampled && id != AV_CODEC_ID_RAWVIDEO && id != AV_CODEC_ID_WRAPPED_AVFRAME && id != AV_CODEC_ID_FFV1) {
     encoded_size_.width &= ~1;
     encoded_size_.height &= ~1;
     if (encoded_size_ != output_size_)
