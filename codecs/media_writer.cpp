@@ -197,6 +197,7 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
     }
     c->max_b_frames = 0;
     c->flags |= AV_CODEC_FLAG_LOW_DELAY;
+    c->thread_type = FF_THREAD_SLICE;  // frame threads hold pictures back
   }
   const int r = avcodec_open2(c, codec, &opts);
   const AVDictionaryEntry* unused = av_dict_get(opts, "", nullptr, AV_DICT_IGNORE_SUFFIX);
