@@ -95,6 +95,8 @@ class Transcoder {
   void submit(MediaItem& item, Clock::time_point read_at);
   void flush_ready(bool wait_all);
   void forward(WriteItem item);
+  void retire_engine();
+  void record_stage_counters();
 
   const TranscodeOptions& options_;
   RunStats& stats_;
@@ -158,7 +160,7 @@ void Transcoder::write_loop() {
 
 void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
   std::vector<StageSpec> stages = options_.stages;
-  engine_.reset();
+  retire_engine();
   pool_.trim_except(input.width, input.height);
   auto make = [&](std::vector<StageSpec> specs) {
     return backend_ == Backend::cuda
@@ -188,6 +190,23 @@ void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
     stats_.stages.resize(engine_->chain().size());
     for (size_t i = 0; i < engine_->chain().size(); ++i) stats_.stages[i].name = engine_->chain().name(i);
   }
+}
+
+// Keeps the engine's transfer counters in the stats before it goes away.
+void Transcoder::retire_engine() {
+  if (!engine_) return;
+  const EngineTraffic t = engine_->traffic();
+  stats_.traffic.host_to_device_bytes += t.host_to_device_bytes;
+  stats_.traffic.device_to_host_bytes += t.device_to_host_bytes;
+  stats_.traffic.host_copy_bytes += t.host_copy_bytes;
+  engine_.reset();
+}
+
+void Transcoder::record_stage_counters() {
+  const StageChain& chain = engine_->chain();
+  std::lock_guard lock(stats_mutex_);
+  for (size_t i = 0; i < chain.size() && i < stats_.stages.size(); ++i)
+    for (const auto& [name, value] : chain.counters(i)) stats_.stages[i].counters[name].add(value);
 }
 
 void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
@@ -227,6 +246,7 @@ void Transcoder::flush_ready(bool wait_all) {
     const bool must_wait = wait_all || !engine_->can_submit();
     if (!must_wait && !engine_->oldest_ready()) return;
     EngineFrame done = engine_->take_oldest();
+    record_stage_counters();
     const int64_t tag = std::get<int64_t>(pending_.front());
     pending_.pop_front();
     const FrameMeta m = meta_.at(tag);
@@ -299,7 +319,7 @@ int Transcoder::run(MediaReader& reader) {
   write_queue_.close();
   read_thread.join();
   write_thread.join();
-  engine_.reset();
+  retire_engine();
 
   // Whatever happened, a started output gets its trailer so it plays.
   std::exception_ptr finish_error;
