@@ -14,7 +14,7 @@ clip="$out/e2e_in.mp4"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 timeit() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || echo "FAILED: $*" >&2; e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f\n", b-a}'; }
 ff=(); sp=()
-for i in 1 2 3; do
+for i in $(seq 1 "${RUNS:-3}"); do
   ff+=("$(timeit ffmpeg -hide_banner -y -i "$clip" -c:v libx264 -preset "$preset" -crf 18 -c:a copy "$out/e2e_ffmpeg.mp4")")
   sp+=("$(timeit "$bin" run configs/identity.yaml -i "$clip" -o "$out/e2e_stylepipe.mp4" -y --codec libx264 \
     --preset "$preset" --crf 18 --progress none --stats-json "$out/e2e_stats.json")")
