@@ -92,6 +92,8 @@ MediaReader::MediaReader(const InputOptions& options) : options_(options) {
     fill_video_info();
     seek_to_start();
   } catch (...) {
+    av_dict_free(&metadata_);
+    for (CopyStream& c : copy_streams_) av_dict_free(&c.owned_metadata);
     log_watch_.reset();
     decode_log_.reset();
     decoder_.reset();
@@ -104,13 +106,15 @@ MediaReader::MediaReader(const InputOptions& options) : options_(options) {
 }
 
 MediaReader::~MediaReader() {
+  av_dict_free(&metadata_);
+  for (CopyStream& c : copy_streams_) av_dict_free(&c.owned_metadata);
   log_watch_.reset();
   decode_log_.reset();
   decoder_.reset();
   avformat_close_input(&format_);
 }
 
-const AVDictionary* MediaReader::metadata() const { return format_ ? format_->metadata : nullptr; }
+const AVDictionary* MediaReader::metadata() const { return metadata_; }
 
 void MediaReader::open_input() {
   static std::once_flag devices_once;
@@ -145,8 +149,9 @@ void MediaReader::open_input() {
   if (!format_) throw std::bad_alloc();
   format_->interrupt_callback = {interrupt_callback, nullptr};
   if (options_.low_latency) {
-    format_->probesize = 32;
-    format_->max_analyze_duration = 0;
+    // Probe only until the streams are described (0 would mean "default",
+    // five seconds), and skip the frame-rate estimate.
+    format_->max_analyze_duration = AV_TIME_BASE / 10;
     format_->fps_probe_size = 0;
   }
   log_watch_->watch(format_);
@@ -187,6 +192,7 @@ void MediaReader::select_streams() {
     throw Error(ExitCode::data_error, name_ + ": no video stream (read as " + format_name + ")");
   }
   video_.stream_index = best;
+  av_dict_copy(&metadata_, format_->metadata, 0);
   copy_by_index_.assign(format_->nb_streams, 0);
   for (unsigned i = 0; i < format_->nb_streams; ++i) {
     AVStream* st = format_->streams[i];
@@ -195,10 +201,16 @@ void MediaReader::select_streams() {
     if ((type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE) && st->codecpar->codec_id != AV_CODEC_ID_NONE) {
       CopyStream c;
       c.index = int(i);
-      c.codecpar = st->codecpar;
+      // Own copies: the writer reads them on another thread while demuxing goes on.
+      std::shared_ptr<AVCodecParameters> par(avcodec_parameters_alloc(),
+                                             [](AVCodecParameters* p) { avcodec_parameters_free(&p); });
+      if (!par || avcodec_parameters_copy(par.get(), st->codecpar) < 0) throw std::bad_alloc();
+      c.codecpar = par.get();
+      c.owned_codecpar = std::move(par);
       c.time_base = st->time_base;
       c.disposition = st->disposition;
-      c.metadata = st->metadata;
+      av_dict_copy(&c.owned_metadata, st->metadata, 0);
+      c.metadata = c.owned_metadata;
       c.description = "stream #" + std::to_string(i) + " (" + avcodec_get_name(st->codecpar->codec_id) + " " +
                       av_get_media_type_string(type) + ")";
       copy_streams_.push_back(c);
@@ -248,7 +260,7 @@ void MediaReader::fill_video_info() {
   video_.sample_aspect_ratio = av_guess_sample_aspect_ratio(format_, const_cast<AVStream*>(st), nullptr);
   video_.codec_name = decoder_->codec ? decoder_->codec->name : avcodec_get_name(par->codec_id);
 
-  AVRational rate = st->avg_frame_rate;
+  AVRational rate = options_.rate ? av_d2q(*options_.rate, 1000000) : st->avg_frame_rate;
   if (rate.num <= 0 || rate.den <= 0) rate = st->r_frame_rate;
   if (rate.num <= 0 || rate.den <= 0) rate = av_guess_frame_rate(format_, const_cast<AVStream*>(st), nullptr);
   if (rate.num <= 0 || rate.den <= 0) rate = {25, 1};

@@ -82,11 +82,14 @@ struct MediaItem {
 // A stream the reader passes through as packets (audio, subtitles).
 struct CopyStream {
   int index = -1;  // input stream index (= AVPacket::stream_index of its packets)
-  const AVCodecParameters* codecpar = nullptr;  // owned by the reader
+  const AVCodecParameters* codecpar = nullptr;  // a copy made at open, owned by the reader
   AVRational time_base{1, 1};
   int disposition = 0;
-  const AVDictionary* metadata = nullptr;
+  const AVDictionary* metadata = nullptr;  // a copy made at open, owned by the reader
   std::string description;  // "stream #1 (aac audio)"
+
+  std::shared_ptr<AVCodecParameters> owned_codecpar;
+  AVDictionary* owned_metadata = nullptr;  // freed by the reader
 };
 
 class MediaReader {
@@ -102,7 +105,7 @@ class MediaReader {
 
   const VideoStreamInfo& video() const { return video_; }
   const std::vector<CopyStream>& copy_streams() const { return copy_streams_; }
-  const AVDictionary* metadata() const;  // container-level tags (title, ...)
+  const AVDictionary* metadata() const;  // container-level tags (title, ...), as they were at open
   const std::string& url() const { return options_.url; }
 
   // The next video frame or copied packet, in decode order of the input.
@@ -140,6 +143,7 @@ class MediaReader {
   VideoStreamInfo video_;
   std::vector<CopyStream> copy_streams_;
   std::vector<char> copy_by_index_;
+  AVDictionary* metadata_ = nullptr;
 
   int64_t start_us_ = INT64_MIN;  // absolute input time of --start
   int64_t end_us_ = INT64_MAX;    // absolute input time where --duration ends
