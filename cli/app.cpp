@@ -108,7 +108,9 @@ int run_app(int argc, char** argv) {
     if (*stages) return cmd_stages(stages_json, stages_markdown);
     if (*bench) return cmd_bench(bench_args);
   } catch (const Error& e) {
-    if (e.code() == ExitCode::config) std::fprintf(stderr, "%s\n", e.what());  // already file:line:col lines
+    // Config messages are already `file:line:col: error: ...` lines.
+    if (e.code() == ExitCode::config || std::string(e.what()).find(": error: ") != std::string::npos)
+      std::fprintf(stderr, "%s\n", e.what());
     else log_error("{}", e.what());
     return int(e.code());
   } catch (const std::exception& e) {

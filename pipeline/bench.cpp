@@ -99,10 +99,6 @@ SourceFrames load_sources(const BenchOptions& o, BufferPool& pool, MemoryKind ki
   return s;
 }
 
-double conversion_floor_bytes(PixelFormat f, Size s) {
-  return double(plane_layout(f, s.width, s.height).total_bytes()) + 4.0 * s.width * s.height;
-}
-
 nlohmann::json step_json(const std::string& name, const Samples& ms, double floor_bytes, double peak_gbs) {
   const double p50 = ms.median();
   const double gbs = p50 > 0 ? floor_bytes / (p50 * 1e-3) / 1e9 : 0;
@@ -184,13 +180,13 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
   SP_CUDA_CHECK(cudaStreamDestroy(stream));
 
   nlohmann::json rows = nlohmann::json::array();
-  rows.push_back(step_json("convert_in", steps[0], conversion_floor_bytes(src.format, src.size), peak_gbs));
-  double chain_floor = conversion_floor_bytes(src.format, src.size) + conversion_floor_bytes(src.format, out);
+  rows.push_back(step_json("convert_in", steps[0], convert_floor_bytes(src.format, src.size), peak_gbs));
+  double chain_floor = convert_floor_bytes(src.format, src.size) + convert_floor_bytes(src.format, out);
   for (size_t i = 0; i < chain.size(); ++i) {
     rows.push_back(step_json(chain.name(i), steps[i + 1], chain.floor_bytes(i), peak_gbs));
     chain_floor += chain.floor_bytes(i);
   }
-  rows.push_back(step_json("convert_out", steps.back(), conversion_floor_bytes(src.format, out), peak_gbs));
+  rows.push_back(step_json("convert_out", steps.back(), convert_floor_bytes(src.format, out), peak_gbs));
   const double per_frame_ms = loop_ms / o.frames;
   return {{"steps", rows},
           {"output_size", fmt::format("{}x{}", out.width, out.height)},
@@ -238,10 +234,10 @@ nlohmann::json bench_engine(const BenchOptions& o, const SourceFrames& src, Buff
   if (backend == Backend::cpu) {
     nlohmann::json rows = nlohmann::json::array();
     const Size out = engine->chain().output_size();
-    rows.push_back(step_json("convert_in", stats.convert_in_ms, conversion_floor_bytes(src.format, src.size), 0));
+    rows.push_back(step_json("convert_in", stats.convert_in_ms, convert_floor_bytes(src.format, src.size), 0));
     for (size_t i = 0; i < engine->chain().size(); ++i)
       rows.push_back(step_json(engine->chain().name(i), stats.stages[i].ms, engine->chain().floor_bytes(i), 0));
-    rows.push_back(step_json("convert_out", stats.convert_out_ms, conversion_floor_bytes(src.format, out), 0));
+    rows.push_back(step_json("convert_out", stats.convert_out_ms, convert_floor_bytes(src.format, out), 0));
     j["steps"] = rows;
   }
   const EngineTraffic t = engine->traffic();
