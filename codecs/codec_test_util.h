@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -97,7 +98,8 @@ inline std::vector<double> probe_frame_times(const std::string& file) {
   const CommandOutput r = run("ffprobe -v error -select_streams v:0 -show_entries frame=best_effort_timestamp_time -of csv=p=0 " +
                         quote(file), true);
   std::vector<double> t;
-  for (const auto& l : lines(r.output)) t.push_back(std::atof(l.c_str()));
+  for (const auto& l : lines(r.output))  // "N/A": no time known to ffmpeg
+    t.push_back(l.rfind("N/A", 0) == 0 ? std::nan("") : std::atof(l.c_str()));
   return t;
 }
 

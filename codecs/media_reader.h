@@ -127,7 +127,7 @@ class MediaReader {
   bool receive_frame(MediaItem& item);
   void deliver(MediaItem& item);
   FramePtr convert(AVFrame* decoded, PixelFormat* format);
-  void decode_failed(int error);
+  void decode_failed(int error, bool receiving);
   void note_corruption(const std::string& what);
   void check_demuxer_log();
   void check_decoder_log();
@@ -143,12 +143,14 @@ class MediaReader {
   VideoStreamInfo video_;
   std::vector<CopyStream> copy_streams_;
   std::vector<char> copy_by_index_;
+  std::vector<char> incomplete_tail_;  // by stream: its latest packet was flagged corrupt
   AVDictionary* metadata_ = nullptr;
 
   int64_t start_us_ = INT64_MIN;  // absolute input time of --start
   int64_t end_us_ = INT64_MAX;    // absolute input time where --duration ends
   int64_t shift_us_ = 0;          // output times = input times - shift (the --start offset)
   int64_t frames_delivered_ = 0;
+  int64_t last_video_end_ = -1;  // byte offset after the latest video packet
   int64_t last_pts_ = AV_NOPTS_VALUE;
   int64_t last_duration_ = 0;
   int64_t default_duration_ = 1;

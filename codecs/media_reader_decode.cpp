@@ -1,5 +1,6 @@
 // MediaReader's read loop: packets in, pictures and copied packets out.
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "codecs/media_reader.h"
@@ -68,12 +69,14 @@ void MediaReader::check_decoder_log() {
                   strip_prefix(errors.front()) + ")");
 }
 
-void MediaReader::decode_failed(int error) {
+// A packet the decoder refuses stops the reading (the pictures before it
+// still come out); a picture it cannot produce ends the video.
+void MediaReader::decode_failed(int error, bool receiving) {
   if (error == AVERROR(ENOMEM)) throw Error(ExitCode::internal, name_ + ": out of memory while decoding");
   if (!first_frame_seen_ && ++decode_errors_before_first_frame_ <= kMaxErrorsBeforeFirstFrame) return;
   std::string detail = strip_prefix(decode_log_->last_error());
   note_corruption("cannot decode video: " + av_error_text(error) + (detail.empty() ? "" : " (" + detail + ")"));
-  finished_ = true;
+  if (receiving) finished_ = true;
 }
 
 // Copied packets: drops what falls outside --start/--duration, moves the rest
@@ -114,7 +117,7 @@ bool MediaReader::next(MediaItem& item) {
       if (r == AVERROR(EAGAIN)) continue;  // the decoder still has frames for us
       packet_pending_ = false;
       av_packet_unref(packet_.get());
-      if (r < 0) decode_failed(r);
+      if (r < 0) decode_failed(r, false);
       continue;
     }
     if (stop_reading_) {
@@ -136,11 +139,30 @@ bool MediaReader::next(MediaItem& item) {
     }
     if (r < 0) {
       if (r != AVERROR_EOF && r != AVERROR_EXIT) note_corruption("read error: " + av_error_text(r));
+      // A stream whose last packet came out incomplete was cut off. (An
+      // incomplete packet in the middle, as at the joint of concatenated
+      // transport streams, is only a warning.)
+      for (size_t i = 0; r == AVERROR_EOF && i < incomplete_tail_.size(); ++i)
+        if (incomplete_tail_[i]) {
+          note_corruption("stream #" + std::to_string(i) + " ends in an incomplete packet (truncated file)");
+          break;
+        }
+      // Y4M is frames back to back, and its demuxer drops a partial last one
+      // without a word: bytes left after the last frame mean a cut.
+      if (r == AVERROR_EOF && std::strcmp(format_->iformat->name, "yuv4mpegpipe") == 0 && format_->pb &&
+          (format_->pb->seekable & AVIO_SEEKABLE_NORMAL) && last_video_end_ > 0 &&
+          avio_size(format_->pb) > last_video_end_)
+        note_corruption("ends in an incomplete frame (truncated file)");
       stop_reading_ = true;
       continue;
     }
     const int index = packet_->stream_index;
+    if (index >= 0) {
+      if (size_t(index) >= incomplete_tail_.size()) incomplete_tail_.resize(index + 1, 0);
+      incomplete_tail_[index] = (packet_->flags & AV_PKT_FLAG_CORRUPT) ? 1 : 0;
+    }
     if (index == video_.stream_index) {
+      if (packet_->pos >= 0) last_video_end_ = packet_->pos + packet_->size;
       packet_pending_ = true;
     } else if (index >= 0 && size_t(index) < copy_by_index_.size() && copy_by_index_[index] &&
                keep_packet(packet_.get())) {
@@ -167,7 +189,7 @@ bool MediaReader::receive_frame(MediaItem& item) {
       return false;
     }
     if (r < 0) {
-      decode_failed(r);
+      decode_failed(r, true);
       if (finished_) return false;
       continue;
     }

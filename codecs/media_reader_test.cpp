@@ -139,7 +139,9 @@ void expect_truncated_read(const std::string& full, const std::string& cut, int 
   const std::vector<double> times = probe_frame_times(cut);
   ASSERT_LE(r.pts.size(), times.size());
   for (size_t i = 0; i < r.pts.size(); ++i)
-    EXPECT_NEAR(r.pts[i] * av_q2d(reader.video().time_base), times[i], 1e-3) << cut << " frame " << i;
+    if (!std::isnan(times[i])) {  // AVI: no time for the last frames, the reader counts on
+      EXPECT_NEAR(r.pts[i] * av_q2d(reader.video().time_base), times[i], 1e-3) << cut << " frame " << i;
+    }
 }
 
 TEST(MediaReader, TruncatedFilesYieldTheGoodFramesThenADataError) {
@@ -148,9 +150,16 @@ TEST(MediaReader, TruncatedFilesYieldTheGoodFramesThenADataError) {
   ffmpeg(src + "-c:v libx264 -pix_fmt yuv420p -c:a aac -f mpegts " + dir.file("full.ts"));
   ffmpeg(src + "-c:v libx264 -pix_fmt yuv420p -c:a aac " + dir.file("full.mkv"));
   ffmpeg(src + "-c:v libx264 -pix_fmt yuv420p -c:a aac -movflags +faststart " + dir.file("full.mp4"));
+  ffmpeg(src + "-c:v libx264 -pix_fmt yuv420p -c:a aac " + dir.file("full.avi"));
+  // NUT does not flag a cut-off packet: FFV1's slice checksums find it.
+  ffmpeg(src + "-c:v ffv1 -level 3 -slicecrc 1 -c:a aac " + dir.file("full.nut"));
+  ffmpeg(src + "-an -pix_fmt yuv420p " + dir.file("full.y4m"));
   expect_truncated_read(dir.file("full.ts"), dir.file("cut.ts"), 50);
   expect_truncated_read(dir.file("full.mkv"), dir.file("cut.mkv"), 50);
   expect_truncated_read(dir.file("full.mp4"), dir.file("cut.mp4"), 50);
+  expect_truncated_read(dir.file("full.avi"), dir.file("cut.avi"), 50);
+  expect_truncated_read(dir.file("full.nut"), dir.file("cut.nut"), 50);
+  expect_truncated_read(dir.file("full.y4m"), dir.file("cut.y4m"), 50);
 }
 
 TEST(MediaReader, RandomBytesAreADataErrorAtOpenAndAMissingFileIsNoInput) {

@@ -1,5 +1,7 @@
 // MediaWriter's steady state: pictures into the encoder, packets into the
 // muxer, and the end of the file.
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <exception>
 
@@ -74,8 +76,9 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
     const int64_t tick = std::max<int64_t>(1, av_rescale_q(1, encoder_time_base_, input_time_base_));
     if (!rounded_warned_ && std::llabs(back - (pts - first_input_pts_)) * 10 > tick) {
       const AVRational t = encoder_time_base_;
-      warn(name_ + ": " + plan_.format->name + " keeps a constant frame rate: frame times are rounded to steps of " +
-           std::to_string(t.num) + (t.den == 1 ? "" : "/" + std::to_string(t.den)) + " s");
+      const std::string step = t.den == 1 ? fmt::format("{}", t.num) : fmt::format("{}/{}", t.num, t.den);
+      warn(fmt::format("{}: {} keeps a constant frame rate: frame times are rounded to steps of {} s", name_,
+                       plan_.format->name, step));
       rounded_warned_ = true;
     }
   }

@@ -116,6 +116,13 @@ TEST(MediaWriter, LosslessEncodersGiveBackTheExactPictures) {
     EXPECT_TRUE(std::filesystem::exists(dir.file("seq_0010.png")));
     EXPECT_FALSE(std::filesystem::exists(dir.file("seq_0011.png")));
     EXPECT_EQ(frame_md5s(o.url, "rgb24"), frame_md5s(rgb, "rgb24"));
+    // And the sequence reads back as a 10-frame video.
+    MediaReader sequence(input(o.url));
+    MediaItem item;
+    int frames = 0;
+    while (sequence.next(item)) frames += item.kind == MediaItem::Kind::video;
+    EXPECT_EQ(frames, 10);
+    EXPECT_FALSE(sequence.data_error());
   }
 }
 
