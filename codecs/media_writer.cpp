@@ -5,6 +5,8 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -211,6 +213,13 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
 void MediaWriter::open_output(const std::vector<CopyStream>& copy_streams, const AVDictionary* metadata,
                               const VideoStreamInfo& input) {
   const AVOutputFormat* f = plan_.format;
+  seekable_ = !plan_.to_pipe && (plan_.is_file || options_.url.rfind("file:", 0) == 0);
+  struct stat st {};
+  if (plan_.is_file && stat(options_.url.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+    seekable_ = false;
+  // ADTS AAC (from transport streams) has no setup data until the first
+  // packet; MP4 and Matroska need it in a header a pipe cannot go back to.
+  const bool needs_setup_up_front = !seekable_ && (is_mov_family(f) || is_named(f, "matroska") || is_named(f, "webm"));
   std::vector<const CopyStream*> sure, unsure;
   for (const CopyStream& s : copy_streams) {
     const AVCodecID id = s.codecpar->codec_id;
@@ -219,6 +228,9 @@ void MediaWriter::open_output(const std::vector<CopyStream>& copy_streams, const
     std::string why;
     if (type == AVMEDIA_TYPE_AUDIO && f->audio_codec == AV_CODEC_ID_NONE)
       why = std::string(f->name) + " carries no audio";
+    else if (id == AV_CODEC_ID_AAC && s.codecpar->extradata_size == 0 && needs_setup_up_front && accepted != 0)
+      why = std::string(f->name) + " to a pipe needs the AAC setup in its header, and ADTS input has it only in the "
+            "packets (write a file, or use nut)";
     else if (type == AVMEDIA_TYPE_SUBTITLE && f->subtitle_codec == AV_CODEC_ID_NONE && accepted != 1)
       why = std::string(f->name) + " carries no subtitles";
     else if (accepted == 0)
@@ -278,7 +290,7 @@ bool MediaWriter::try_open_output(const std::vector<const CopyStream*>& streams,
   if (metadata) av_dict_copy(&muxer_->metadata, metadata, 0);
 
   AVDictionary* opts = nullptr;
-  if (is_mov_family(plan_.format) && plan_.to_pipe)
+  if (is_mov_family(plan_.format) && !seekable_)  // no index to write at the end: fragments
     av_dict_set(&opts, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0);
   if (plan_.single_image) av_dict_set(&opts, "update", "1", 0);
   if (options_.low_latency) muxer_->flush_packets = 1;

@@ -119,6 +119,7 @@ class MediaWriter {
   AVFormatContext* muxer_ = nullptr;
   AVStream* video_stream_ = nullptr;
   bool created_file_ = false;
+  bool seekable_ = true;  // the output can be rewritten at the end (index, moov)
   std::vector<int> output_index_;  // by input stream index; -1 = dropped
   std::vector<AVRational> input_time_bases_;
   FramePtr frame_;

@@ -99,7 +99,9 @@ std::string make_clip(const TempDir& dir, const std::string& name, const std::st
 
 TEST(MediaWriter, WritesToStdout) {
   TempDir dir;
-  const std::string clip = make_clip(dir, "in.mkv", "96x64", 12);
+  const std::string clip = dir.file("in.ts");  // ADTS AAC: its setup travels in the packets
+  ffmpeg(picture_source("96x64", 25, "stdout") + " " + tone_source("stdout") +
+         " -frames:v 12 -c:v libx264 -pix_fmt yuv420p -c:a aac " + clip);
   for (const std::string format : {"nut", "mp4", "matroska"}) {
     const std::string captured = dir.file("stdout." + format);
     fflush(stdout);
@@ -123,6 +125,14 @@ TEST(MediaWriter, WritesToStdout) {
     ASSERT_EQ(error, "") << format;
     EXPECT_EQ(r.pts.size(), 12u);
     EXPECT_EQ(decoded_frames(captured), 12) << format;
+    if (format == "nut") {
+      EXPECT_EQ(packet_payloads(captured, AVMEDIA_TYPE_AUDIO), packet_payloads(clip, AVMEDIA_TYPE_AUDIO));
+    } else {  // the header went out before the first audio packet could describe the stream
+      ASSERT_EQ(r.warnings.size(), 1u) << format;
+      EXPECT_NE(r.warnings[0].find("stream #1 (aac audio) dropped: " + format + " to a pipe needs the AAC setup"),
+                std::string::npos)
+          << r.warnings[0];
+    }
   }
 }
 
@@ -213,6 +223,24 @@ TEST(MediaWriter, FinishAfterAnInterruptedReadLeavesAPlayableFile) {
                          item.frame.pts, item.frame.duration);
   }
   EXPECT_EQ(decoded_frames(out), 3);
+}
+
+TEST(MediaWriter, TruncatedInputStillGivesAPlayableOutput) {
+  TempDir dir;
+  const std::string full = dir.file("full.ts"), cut = dir.file("cut.ts");
+  ffmpeg(picture_source("160x120", 25, "cut-out") + " " + tone_source("cut-out") +
+         " -t 2 -c:v libx264 -pix_fmt yuv420p -c:a aac " + full);
+  std::filesystem::copy_file(full, cut);
+  std::filesystem::resize_file(cut, std::filesystem::file_size(full) / 2 + 51);
+  for (const std::string ext : {"mkv", "mp4"}) {
+    const std::string out = dir.file("out." + ext);
+    const TranscodeResult r = transcode(input(cut), output(out, "libx264"));
+    ASSERT_TRUE(r.data_error) << ext;
+    EXPECT_NE(r.data_error->find(cut), std::string::npos);
+    EXPECT_GT(r.pts.size(), 10u);
+    EXPECT_LT(r.pts.size(), 50u);
+    EXPECT_EQ(decoded_frames(out), int(r.pts.size())) << ext << ": every frame read is in the output";
+  }
 }
 
 TEST(MediaWriter, OddSizesAreCroppedWhereTheCodecNeedsEvenOnes) {
