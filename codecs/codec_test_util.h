@@ -58,6 +58,7 @@ class TempDir {
     path_ = mkdtemp(pattern.data());
   }
   ~TempDir() {
+    if (std::getenv("SP_KEEP_TEMP")) return;  // for looking at a failure
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }

@@ -131,6 +131,7 @@ class MediaReader {
   void note_corruption(const std::string& what);
   void check_demuxer_log();
   void check_decoder_log();
+  void check_file_end();
   bool keep_packet(AVPacket* packet);
 
   InputOptions options_;
@@ -143,7 +144,8 @@ class MediaReader {
   VideoStreamInfo video_;
   std::vector<CopyStream> copy_streams_;
   std::vector<char> copy_by_index_;
-  std::vector<char> incomplete_tail_;  // by stream: its latest packet was flagged corrupt
+  int last_incomplete_stream_ = -1;      // stream of the latest packet flagged corrupt
+  int64_t packets_since_incomplete_ = 0;  // packets read after it
   AVDictionary* metadata_ = nullptr;
 
   int64_t start_us_ = INT64_MIN;  // absolute input time of --start

@@ -104,6 +104,20 @@ bool MediaReader::keep_packet(AVPacket* packet) {
   return true;
 }
 
+// Formats made of fixed-size units whose demuxers drop a partial last unit
+// without a word: bytes left over mean the file was cut.
+void MediaReader::check_file_end() {
+  if (!format_->pb || !(format_->pb->seekable & AVIO_SEEKABLE_NORMAL)) return;
+  const int64_t size = avio_size(format_->pb);
+  if (size <= 0) return;
+  const char* name = format_->iformat->name;
+  if (std::strcmp(name, "yuv4mpegpipe") == 0 && last_video_end_ > 0 && size > last_video_end_)
+    note_corruption("ends in an incomplete frame (truncated file)");
+  // Transport streams: 188-byte packets (192 in M2TS, 204 with FEC).
+  if (std::strcmp(name, "mpegts") == 0 && size % 188 != 0 && size % 192 != 0 && size % 204 != 0)
+    note_corruption("ends in a partial transport packet (truncated file)");
+}
+
 bool MediaReader::next(MediaItem& item) {
   item.reset();
   for (;;) {
@@ -139,27 +153,23 @@ bool MediaReader::next(MediaItem& item) {
     }
     if (r < 0) {
       if (r != AVERROR_EOF && r != AVERROR_EXIT) note_corruption("read error: " + av_error_text(r));
-      // A stream whose last packet came out incomplete was cut off. (An
-      // incomplete packet in the middle, as at the joint of concatenated
-      // transport streams, is only a warning.)
-      for (size_t i = 0; r == AVERROR_EOF && i < incomplete_tail_.size(); ++i)
-        if (incomplete_tail_[i]) {
-          note_corruption("stream #" + std::to_string(i) + " ends in an incomplete packet (truncated file)");
-          break;
-        }
-      // Y4M is frames back to back, and its demuxer drops a partial last one
-      // without a word: bytes left after the last frame mean a cut.
-      if (r == AVERROR_EOF && std::strcmp(format_->iformat->name, "yuv4mpegpipe") == 0 && format_->pb &&
-          (format_->pb->seekable & AVIO_SEEKABLE_NORMAL) && last_video_end_ > 0 &&
-          avio_size(format_->pb) > last_video_end_)
-        note_corruption("ends in an incomplete frame (truncated file)");
+      // Incomplete packets among the last few mean the file was cut off (the
+      // transport stream demuxer flushes what it holds at the end, so the
+      // flagged packet need not be the very last). Earlier ones, as at the
+      // joint of concatenated transport streams, are only a warning.
+      const int64_t streams_in_use = 1 + int64_t(copy_streams_.size());
+      if (r == AVERROR_EOF && last_incomplete_stream_ >= 0 && packets_since_incomplete_ <= 2 * streams_in_use)
+        note_corruption("stream #" + std::to_string(last_incomplete_stream_) +
+                        " ends in an incomplete packet (truncated file)");
+      if (r == AVERROR_EOF) check_file_end();
       stop_reading_ = true;
       continue;
     }
     const int index = packet_->stream_index;
-    if (index >= 0) {
-      if (size_t(index) >= incomplete_tail_.size()) incomplete_tail_.resize(index + 1, 0);
-      incomplete_tail_[index] = (packet_->flags & AV_PKT_FLAG_CORRUPT) ? 1 : 0;
+    ++packets_since_incomplete_;
+    if (packet_->flags & AV_PKT_FLAG_CORRUPT) {
+      last_incomplete_stream_ = index;
+      packets_since_incomplete_ = 0;
     }
     if (index == video_.stream_index) {
       if (packet_->pos >= 0) last_video_end_ = packet_->pos + packet_->size;
@@ -185,6 +195,7 @@ bool MediaReader::receive_frame(MediaItem& item) {
       return false;
     }
     if (r == AVERROR_EOF) {
+      check_decoder_log();  // the last pictures' complaints
       finished_ = true;
       return false;
     }

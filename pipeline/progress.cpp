@@ -29,7 +29,10 @@ ProgressReporter::ProgressReporter(ProgressMode mode, double media_duration_seco
 void ProgressReporter::update(int64_t frames, double media_seconds) {
   if (mode_ == ProgressMode::none) return;
   const auto now = std::chrono::steady_clock::now();
-  const auto interval = mode_ == ProgressMode::tty ? std::chrono::milliseconds(250) : std::chrono::seconds(2);
+  // Plain lines go to logs, so they are sparse; NDJSON feeds progress bars.
+  const auto interval = mode_ == ProgressMode::plain ? std::chrono::milliseconds(2000)
+                        : mode_ == ProgressMode::json ? std::chrono::milliseconds(500)
+                                                      : std::chrono::milliseconds(250);
   if (now - last_emit_ < interval) return;
   last_emit_ = now;
   emit(frames, media_seconds, false);
