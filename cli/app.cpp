@@ -44,7 +44,9 @@ int cmd_run(const RunArguments& a) {
   o.stages = stage_specs(config);
   install_interrupt_handlers();
   RunStats stats;
-  return run_transcode(o, stats);
+  const int code = run_transcode(o, stats);
+  log_debug("done, exiting with {}", code);
+  return code;
 }
 
 int cmd_bench(const BenchArguments& a) {

@@ -36,6 +36,8 @@ bool cuda_device_available(std::string* why) {
   return available;
 }
 
+void start_cuda_context() { SP_CUDA_CHECK(cudaFree(nullptr)); }
+
 DeviceProperties current_device_properties() {
   DeviceProperties p;
   int device = 0;

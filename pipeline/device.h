@@ -14,4 +14,8 @@ struct DeviceProperties {
 };
 DeviceProperties current_device_properties();
 
+// Creates the CUDA context (hundreds of ms on a large GPU). Call it early on a
+// side thread so that opening the input and the encoder overlap with it.
+void start_cuda_context();
+
 }  // namespace sp

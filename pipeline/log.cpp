@@ -1,5 +1,6 @@
 #include "pipeline/log.h"
 
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 
@@ -8,6 +9,7 @@ namespace {
 std::mutex g_mutex;
 LogLevel g_level = LogLevel::info;
 bool g_status_shown = false;
+const auto g_start = std::chrono::steady_clock::now();
 
 void erase_status_locked() {
   if (g_status_shown) {
@@ -39,7 +41,13 @@ void log_line(LogLevel level, const std::string& message) {
   static const char* prefix[] = {"", "error: ", "warning: ", "", ""};
   std::lock_guard lock(g_mutex);
   erase_status_locked();
-  std::fprintf(stderr, "stylepipe: %s%s\n", prefix[int(level)], message.c_str());
+  if (level == LogLevel::debug) {
+    // Debug lines carry the time since start-up: they are read to find where time goes.
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_start).count();
+    std::fprintf(stderr, "stylepipe: [%8.1f ms] %s\n", ms, message.c_str());
+  } else {
+    std::fprintf(stderr, "stylepipe: %s%s\n", prefix[int(level)], message.c_str());
+  }
   std::fflush(stderr);
 }
 

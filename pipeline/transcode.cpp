@@ -7,6 +7,7 @@
 #include <deque>
 #include <exception>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -211,10 +212,13 @@ void Transcoder::record_stage_counters() {
 
 void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   const PlanarView v = frame.view();
+  log_debug("first frame decoded");
   formats_.output_format = PixelFormat::yuv420p;
   build_engine({v.width, v.height}, v.format, frame.color);
   output_size_ = engine_->chain().output_size();
+  log_debug("engine built");
   writer_ = std::make_unique<MediaWriter>(options_.output, reader.video(), output_size_, reader);
+  log_debug("encoder open");
   stats_.encoder.name = writer_->description();
   for (const auto& w : writer_->warnings()) stats_.warnings.push_back(w);
   if (writer_->encoder_format() != formats_.output_format ||
@@ -330,6 +334,7 @@ int Transcoder::run(MediaReader& reader) {
       finish_error = std::current_exception();
     }
   }
+  log_debug("output finalized");
   stats_.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   stats_.frames_dropped = int64_t(read_queue_.dropped());
   stats_.pool = pool_.stats();
@@ -370,12 +375,27 @@ int Transcoder::run(MediaReader& reader) {
 
 int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   MediaWriter::preflight(options.output);
-  stats.backend = select_backend(options.backend);
+  // Device start-up (driver and context) overlaps with probing the input.
+  auto device = std::async(std::launch::async, [&] {
+    Choice backend = select_backend(options.backend);
+    if (backend.name == "cuda") start_cuda_context();
+    log_debug("device ready");
+    return backend;
+  });
+  std::optional<MediaReader> opened;
+  try {
+    opened.emplace(options.input);
+  } catch (...) {
+    device.wait();  // its errors come second
+    throw;
+  }
+  MediaReader& reader = *opened;
+  log_debug("input open");
+  stats.backend = device.get();
   TranscodeOptions resolved = options;
   resolved.backend = stats.backend.name;
   stats.input = options.input.url;
   stats.output = options.output.url;
-  MediaReader reader(options.input);
   stats.decoder.name = reader.video().codec_name;
   Transcoder transcoder(resolved, stats);
   const int code = transcoder.run(reader);
