@@ -68,10 +68,19 @@ class BoundedQueue {
     std::lock_guard lock(mutex_);
     return high_water_;
   }
-  size_t capacity() const { return capacity_; }
+  size_t capacity() const {
+    std::lock_guard lock(mutex_);
+    return capacity_;
+  }
+  // Lowering it makes producers wait until the queue drains below the new bound.
+  void set_capacity(size_t capacity) {
+    std::lock_guard lock(mutex_);
+    capacity_ = capacity == 0 ? 1 : capacity;
+    not_full_.notify_all();
+  }
 
  private:
-  const size_t capacity_;
+  size_t capacity_;
   const OverflowPolicy policy_;
   mutable std::mutex mutex_;
   std::condition_variable not_empty_, not_full_;

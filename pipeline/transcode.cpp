@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <algorithm>
 #include <map>
 #include <variant>
 #include <deque>
@@ -78,11 +79,11 @@ struct FrameMeta {
 
 class Transcoder {
  public:
-  Transcoder(const TranscodeOptions& o, RunStats& stats)
+  Transcoder(const TranscodeOptions& o, RunStats& stats, std::future<Choice> device, const VideoStreamInfo& video)
       : options_(o),
         stats_(stats),
-        backend_(o.backend == "cuda" ? Backend::cuda : Backend::cpu),
-        read_queue_(o.low_latency ? 1 : o.queue_depth, o.overflow),
+        device_(std::move(device)),
+        read_queue_(startup_read_ahead(o, video), o.overflow),
         write_queue_(o.low_latency ? 1 : o.queue_depth) {}
 
   int run(MediaReader& reader);
@@ -91,6 +92,8 @@ class Transcoder {
   void read_loop(MediaReader& reader);
   void write_loop();
   void process_loop(MediaReader& reader);
+  static size_t startup_read_ahead(const TranscodeOptions& o, const VideoStreamInfo& video);
+  void resolve_backend();
   void start_video(const DecodedFrame& frame, MediaReader& reader);
   void build_engine(Size input, PixelFormat format, ColorSpec color);
   void submit(MediaItem& item, Clock::time_point read_at);
@@ -101,7 +104,8 @@ class Transcoder {
 
   const TranscodeOptions& options_;
   RunStats& stats_;
-  Backend backend_;
+  std::future<Choice> device_;  // the backend, once the device has started
+  Backend backend_ = Backend::cpu;
   BufferPool pool_;
   BoundedQueue<ReadItem> read_queue_;
   BoundedQueue<WriteItem> write_queue_;
@@ -210,12 +214,32 @@ void Transcoder::record_stage_counters() {
     for (const auto& [name, value] : chain.counters(i)) stats_.stages[i].counters[name].add(value);
 }
 
+// While the device starts (a CUDA context takes ~0.2 s), the decoder runs
+// ahead into a deeper queue instead of leaving the cores idle; the queue
+// shrinks to its configured depth once the engine exists. Live input keeps
+// its depth: reading ahead would only add latency.
+size_t Transcoder::startup_read_ahead(const TranscodeOptions& o, const VideoStreamInfo& video) {
+  const size_t depth = o.low_latency ? 1 : size_t(o.queue_depth);
+  if (o.low_latency) return depth;
+  constexpr double kBudgetBytes = 256.0 * 1024 * 1024;
+  const double frame_bytes = std::max(1.0, 1.5 * video.size.width * video.size.height);
+  return std::clamp(size_t(kBudgetBytes / frame_bytes), depth, size_t(128));
+}
+
+void Transcoder::resolve_backend() {
+  if (!device_.valid()) return;
+  stats_.backend = device_.get();
+  backend_ = stats_.backend.name == "cuda" ? Backend::cuda : Backend::cpu;
+}
+
 void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   const PlanarView v = frame.view();
   log_debug("first frame decoded");
+  resolve_backend();
   formats_.output_format = PixelFormat::yuv420p;
   build_engine({v.width, v.height}, v.format, frame.color);
   output_size_ = engine_->chain().output_size();
+  read_queue_.set_capacity(options_.low_latency ? 1 : options_.queue_depth);
   log_debug("engine built");
   writer_ = std::make_unique<MediaWriter>(options_.output, reader.video(), output_size_, reader);
   log_debug("encoder open");
@@ -324,6 +348,13 @@ int Transcoder::run(MediaReader& reader) {
   read_thread.join();
   write_thread.join();
   retire_engine();
+  if (device_.valid()) {
+    try {
+      resolve_backend();  // no frame came: still report the backend, or its failure
+    } catch (...) {
+      failure_.set(std::current_exception());
+    }
+  }
 
   // Whatever happened, a started output gets its trailer so it plays.
   std::exception_ptr finish_error;
@@ -391,13 +422,10 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   }
   MediaReader& reader = *opened;
   log_debug("input open");
-  stats.backend = device.get();
-  TranscodeOptions resolved = options;
-  resolved.backend = stats.backend.name;
   stats.input = options.input.url;
   stats.output = options.output.url;
   stats.decoder.name = reader.video().codec_name;
-  Transcoder transcoder(resolved, stats);
+  Transcoder transcoder(options, stats, std::move(device), reader.video());
   const int code = transcoder.run(reader);
   if (!options.stats_json_path.empty()) {
     std::ofstream out(options.stats_json_path);

@@ -30,6 +30,24 @@ TEST(BoundedQueue, PreservesOrderAcrossThreads) {
   EXPECT_LE(q.high_water(), q.capacity());
 }
 
+TEST(BoundedQueue, LoweredCapacityHoldsProducersUntilTheQueueDrains) {
+  BoundedQueue<int> q(8);  // a start-up read-ahead
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(q.push(i));
+  q.set_capacity(2);
+  std::atomic<bool> pushed{false};
+  std::thread producer([&] {
+    q.push(6);
+    pushed = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(pushed) << "6 items queued, capacity now 2";
+  for (int expected = 0; expected < 5; ++expected) ASSERT_EQ(*q.pop(), expected);
+  producer.join();  // 1 left, so the push went through
+  EXPECT_TRUE(pushed);
+  EXPECT_EQ(*q.pop(), 5);
+  EXPECT_EQ(*q.pop(), 6);
+}
+
 TEST(BoundedQueue, BlockingPolicyAppliesBackpressure) {
   BoundedQueue<int> q(2);
   std::atomic<int> pushed{0};
