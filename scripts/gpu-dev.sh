@@ -15,8 +15,9 @@ if [ -d .devkit ]; then
   extra+=(-DSTYLEPIPE_HEADERS_KIT=/tmp/kit/headers-kit)
 fi
 generator=(-G Ninja); command -v ninja >/dev/null || generator=()
-[ -f build-gpu-dev/CMakeCache.txt ] ||
-  cmake -S . -B build-gpu-dev "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${extra[@]}" \
+# EXCLUDE_STAGES="a;b" leaves other people's unfinished stage folders out.
+cmake -S . -B build-gpu-dev "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${extra[@]}" \
+    -DSTYLEPIPE_EXCLUDE_STAGES="${EXCLUDE_STAGES:-}" \
     >/tmp/gpu-dev-cmake.log 2>&1 || { tail -30 /tmp/gpu-dev-cmake.log; exit 1; }
 t0=$(date +%s)
 # shellcheck disable=SC2086
