@@ -1,0 +1,113 @@
+#pragma once
+// lowpoly: flat-shaded Delaunay mesh over edge-weighted random vertices, on
+// the CPU and on CUDA with identical results. See README.md.
+#include <cuda_runtime.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pipeline/stage.h"
+#include "stages/lowpoly/lowpoly_delaunay.h"
+#include "stages/lowpoly/lowpoly_math.h"
+
+namespace sp::lowpoly {
+
+enum class Fill { mean, centroid };
+
+struct LowpolySettings {
+  int64_t points = 0;            // expected interior vertices; 0 = from points_per_mp
+  double points_per_mp = 5000;   // per million pixels
+  double edge_weight = 8.0;      // selection weight 1 + edge_weight * edge / 255
+  int64_t seed = 1;
+  int border_spacing = 0;        // pixels between border vertices; 0 = the mean vertex spacing
+  Fill fill = Fill::mean;
+  double line_width = 0.0;       // pixels; 0 = no lines
+  std::array<int, 4> line_color = {0, 0, 0, 255};
+  bool temporal = false;         // keep vertices where the edge map did not change
+  double temporal_threshold = 4.0;  // mean |edge change| per pixel of a tile (0..255) that re-samples it
+  double color_smoothing = 0.0;  // EMA factor of the output colour over time
+};
+
+constexpr int kTile = 32;  // temporal re-sampling granularity, pixels
+
+StageDescriptor make_lowpoly_descriptor();
+LowpolySettings lowpoly_settings_from(const Params& p);
+
+// What configure() derives from the settings and the frame size.
+struct FramePlan {
+  int width = 0, height = 0;
+  int64_t expected_points = 0;      // interior
+  int capacity = 0;                 // interior points kept at most (8 sigma above the expectation)
+  std::vector<uint32_t> border;     // packed border vertices, corners included
+  uint32_t edge_weight_q16 = 0;
+  uint64_t seed = 0;
+  int tiles_x = 0, tiles_y = 0;
+  uint64_t tile_threshold_q8 = 0;   // threshold * 256 * pixels of a full tile
+  int line_q4 = 0;                  // line width in quarter pixels
+  uint32_t line_color = 0;
+  uint32_t smoothing_q8 = 0;
+  size_t max_triangles() const { return 2 * (size_t(capacity) + border.size()); }
+};
+FramePlan make_plan(const LowpolySettings& s, Size size);
+
+// Host half shared by both backends: border + selected interior pixels ->
+// unique Delaunay triangles. Reuses the previous mesh when the points did not change.
+class MeshBuilder {
+ public:
+  // `selected` holds pixel indices (y * W + x) in raster order.
+  void build(const FramePlan& plan, const int32_t* selected, int count);
+  const std::vector<Triangle>& triangles() const { return triangles_; }
+  int point_count() const { return int(points_.size()); }
+  int dropped() const { return dropped_; }
+  bool reused() const { return reused_; }
+  double build_ms() const { return build_ms_; }
+  void reset() { points_.clear(), previous_.clear(), triangles_.clear(); }
+
+ private:
+  std::vector<uint32_t> points_, previous_;
+  std::vector<Triangle> triangles_;
+  Delaunay delaunay_;
+  int dropped_ = 0;
+  bool reused_ = false;
+  double build_ms_ = 0;
+};
+
+class LowpolyStage final : public Stage {
+ public:
+  explicit LowpolyStage(LowpolySettings s);
+  ~LowpolyStage() override;
+  Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
+  void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
+  void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
+  bool is_temporal() const override { return settings_.temporal || settings_.color_smoothing > 0; }
+  double floor_bytes(Size in, Size out) const override;
+  StageCounters counters() const override;
+
+  // The last frame's mesh (CPU backend: exact; CUDA: after the stream synchronized).
+  const std::vector<Triangle>& mesh() const { return mesh_.triangles(); }
+  const FramePlan& plan() const { return plan_; }
+
+  struct CpuState;
+  struct CudaState;
+
+ private:
+  void configure_cuda(ScratchAllocator& scratch);
+  void release_cuda();
+  void cpu_points(const RgbaView& in);
+  void cpu_shade(const RgbaView& in, const RgbaView& out);
+
+  LowpolySettings settings_;
+  FramePlan plan_;
+  Backend backend_ = Backend::cpu;
+  MeshBuilder mesh_;
+  bool have_history_ = false;
+  StageCounters cpu_counters_;
+  std::unique_ptr<CpuState> cpu_;
+  CudaState* cuda_ = nullptr;  // owned; defined in lowpoly_cuda.cu
+};
+
+}  // namespace sp::lowpoly

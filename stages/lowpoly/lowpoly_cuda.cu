@@ -1,0 +1,305 @@
+// CUDA backend of the lowpoly stage. Edges, vertex selection, compaction and
+// shading run on the device; the exact Delaunay triangulation runs on the
+// host inside the stream (cudaLaunchHostFunc), between a copy of the selected
+// pixels down and a copy of the triangles up, so process_cuda never blocks
+// the calling thread. All arithmetic is shared with the CPU (lowpoly_math.h).
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "pipeline/cuda_check.h"
+#include "pipeline/errors.h"
+#include "stages/lowpoly/lowpoly.h"
+
+namespace sp::lowpoly {
+
+namespace {
+
+constexpr int kBlockW = 32, kBlockH = 8;
+constexpr int kWarpsPerBlock = 8;
+enum Mark { kStart, kEdges, kPoints, kMesh, kShaded, kMarks };
+
+__global__ void luma_kernel(RgbaView in, uint8_t* luma) {
+  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
+  if (x >= in.width || y >= in.height) return;
+  luma[size_t(y) * in.width + x] = uint8_t(luma_of(in.row32(y)[x]));
+}
+
+// Edge map plus the sum of the interior pixels' selection weights.
+__global__ void edge_kernel(const uint8_t* luma, int w, int h, uint32_t edge_weight_q16, uint8_t* edge,
+                            unsigned long long* weight_sum) {
+  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
+  unsigned long long weight = 0;
+  if (x < w && y < h) {
+    const int e = sobel_edge(luma, w, h, x, y);
+    edge[size_t(y) * w + x] = uint8_t(e);
+    if (x > 0 && y > 0) weight = point_weight(e, edge_weight_q16);
+  }
+  for (int o = 16; o > 0; o >>= 1) weight += __shfl_down_sync(0xFFFFFFFFu, weight, o);
+  __shared__ unsigned long long warp_sums[kBlockH];
+  if (threadIdx.x == 0) warp_sums[threadIdx.y] = weight;
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    unsigned long long s = 0;
+    for (int i = 0; i < kBlockH; ++i) s += warp_sums[i];
+    if (s) atomicAdd(weight_sum, s);  // integer: the total does not depend on the order
+  }
+}
+
+// One block of 32 x 8 threads per tile: the tile's edge sum against its reference.
+__global__ void tile_kernel(const uint8_t* edge, int w, int h, int tiles_x, uint64_t threshold_q8, bool first,
+                            uint32_t* tile_ref, uint8_t* changed_out) {
+  const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
+  const int x = x0 + threadIdx.x;
+  uint32_t sum = 0;
+  for (int y = y0 + threadIdx.y; y < y0 + kTile && y < h; y += kBlockH)
+    if (x < w) sum += edge[size_t(y) * w + x];
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xFFFFFFFFu, sum, o);
+  __shared__ uint32_t warp_sums[kBlockH];
+  if (threadIdx.x == 0) warp_sums[threadIdx.y] = sum;
+  __syncthreads();
+  if (threadIdx.x != 0 || threadIdx.y != 0) return;
+  uint32_t total = 0;
+  for (int i = 0; i < kBlockH; ++i) total += warp_sums[i];
+  const size_t tile = size_t(blockIdx.y) * tiles_x + blockIdx.x;
+  const uint32_t pixels = uint32_t(min(kTile, w - x0) * min(kTile, h - y0));
+  const bool changed = first || tile_changed(total, tile_ref[tile], pixels, threshold_q8);
+  changed_out[tile] = changed;
+  if (changed) tile_ref[tile] = total;
+}
+
+__global__ void select_kernel(const uint8_t* edge, int w, int h, uint32_t edge_weight_q16, uint64_t seed,
+                              int64_t expected, const unsigned long long* weight_sum, const uint8_t* tile_changed,
+                              int tiles_x, bool keep, uint8_t* flags) {
+  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
+  if (x < 1 || y < 1 || x >= w || y >= h) return;
+  if (keep && !tile_changed[size_t(y / kTile) * tiles_x + x / kTile]) return;
+  const uint64_t scale = selection_scale(expected, *weight_sum);
+  const uint32_t weight = point_weight(edge[size_t(y) * w + x], edge_weight_q16);
+  flags[size_t(y) * w + x] = select_point(x, y, seed, weight, scale) ? 1 : 0;
+}
+
+// One warp per triangle: lanes stride over the triangle's pixel box.
+__global__ void color_kernel(const Triangle* tris, const int* count, RgbaView in, bool centroid, uint32_t* colors) {
+  const int lane = threadIdx.x & 31;
+  const int t = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (t >= *count) return;
+  const Triangle tri = tris[t];
+  if (centroid) {
+    if (lane == 0) colors[t] = centroid_color(tri, in);
+    return;
+  }
+  const PixelBox b = pixel_box(tri, in.width, in.height);
+  const int bw = b.x1 - b.x0 + 1, n = bw * (b.y1 - b.y0 + 1);
+  uint32_t sum[4] = {0, 0, 0, 0}, covered = 0;
+  for (int i = lane; i < n; i += 32) {
+    const int x = b.x0 + i % bw, y = b.y0 + i / bw;
+    if (!covers(tri, x, y)) continue;
+    const uint32_t p = in.row32(y)[x];
+    for (int k = 0; k < 4; ++k) sum[k] += (p >> (8 * k)) & 0xFF;
+    ++covered;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    covered += __shfl_down_sync(0xFFFFFFFFu, covered, o);
+    for (int k = 0; k < 4; ++k) sum[k] += __shfl_down_sync(0xFFFFFFFFu, sum[k], o);
+  }
+  if (lane == 0) colors[t] = mean_color(sum, covered);
+}
+
+__global__ void paint_kernel(const Triangle* tris, const int* count, const uint32_t* colors, RgbaView out,
+                             int line_q4, uint32_t line_color) {
+  const int lane = threadIdx.x & 31;
+  const int t = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (t >= *count) return;
+  const Triangle tri = tris[t];
+  const uint32_t color = colors[t];
+  const PixelBox b = pixel_box(tri, out.width, out.height);
+  const int bw = b.x1 - b.x0 + 1, n = bw * (b.y1 - b.y0 + 1);
+  for (int i = lane; i < n; i += 32) {
+    const int x = b.x0 + i % bw, y = b.y0 + i / bw;
+    if (!covers(tri, x, y)) continue;
+    out.row32(y)[x] = line_q4 > 0 && on_line(tri, x, y, line_q4, out.width, out.height) ? line_color : color;
+  }
+}
+
+__global__ void smooth_kernel(RgbaView out, uint16_t* state, uint32_t alpha_q8, bool first) {
+  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
+  if (x >= out.width || y >= out.height) return;
+  uint32_t* p = out.row32(y) + x;
+  *p = smooth_color(state + 4 * (size_t(y) * out.width + x), *p, alpha_q8, first);
+}
+
+}  // namespace
+
+struct LowpolyStage::CudaState {
+  uint8_t *luma = nullptr, *edge = nullptr, *flags = nullptr, *tile_changed = nullptr;
+  unsigned long long* weight_sum = nullptr;
+  uint32_t* tile_ref = nullptr;
+  int32_t* selected = nullptr;
+  int* num_selected = nullptr;
+  void* cub_temp = nullptr;
+  size_t cub_temp_bytes = 0;
+  Triangle* tris = nullptr;
+  int* tri_count = nullptr;
+  uint32_t* colors = nullptr;
+  uint16_t* smooth = nullptr;
+  // Pinned host side of the triangulation.
+  int* h_count = nullptr;
+  int32_t* h_selected = nullptr;
+  int* h_tri_count = nullptr;
+  Triangle* h_tris = nullptr;
+  cudaEvent_t marks[kMarks] = {};
+  bool recorded = false;
+  // Written by the host function, read by counters().
+  const FramePlan* plan = nullptr;
+  MeshBuilder* mesh = nullptr;
+  std::atomic<double> host_ms{0}, points{0}, triangles{0}, reused{0}, dropped{0};
+  std::mutex error_mutex;
+  std::string error;
+  mutable StageCounters cached;
+};
+
+namespace {
+
+void CUDART_CB triangulate_on_host(void* user) {
+  auto* s = static_cast<LowpolyStage::CudaState*>(user);
+  try {
+    s->mesh->build(*s->plan, s->h_selected, *s->h_count);
+    const auto& tris = s->mesh->triangles();
+    std::memcpy(s->h_tris, tris.data(), tris.size() * sizeof(Triangle));
+    *s->h_tri_count = int(tris.size());
+    s->host_ms = s->mesh->build_ms();
+    s->points = s->mesh->point_count();
+    s->triangles = double(tris.size());
+    s->reused = s->mesh->reused() ? 1.0 : 0.0;
+    s->dropped = s->mesh->dropped();
+  } catch (const std::exception& e) {
+    *s->h_tri_count = 0;
+    std::lock_guard lock(s->error_mutex);
+    s->error = e.what();
+  }
+}
+
+}  // namespace
+
+void LowpolyStage::release_cuda() {
+  if (!cuda_) return;
+  cudaFreeHost(cuda_->h_count);
+  cudaFreeHost(cuda_->h_selected);
+  cudaFreeHost(cuda_->h_tri_count);
+  cudaFreeHost(cuda_->h_tris);
+  for (cudaEvent_t e : cuda_->marks)
+    if (e) cudaEventDestroy(e);
+  delete cuda_;
+  cuda_ = nullptr;
+}
+
+void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
+  release_cuda();
+  cuda_ = new CudaState;
+  CudaState& c = *cuda_;
+  const size_t pixels = size_t(plan_.width) * plan_.height, tiles = size_t(plan_.tiles_x) * plan_.tiles_y;
+  c.luma = scratch.allocate_array<uint8_t>(pixels);
+  c.edge = scratch.allocate_array<uint8_t>(pixels);
+  c.flags = scratch.allocate_array<uint8_t>(pixels);
+  c.weight_sum = scratch.allocate_array<unsigned long long>(1);
+  c.tile_ref = scratch.allocate_array<uint32_t>(tiles);
+  c.tile_changed = scratch.allocate_array<uint8_t>(tiles);
+  c.selected = scratch.allocate_array<int32_t>(pixels);
+  c.num_selected = scratch.allocate_array<int>(1);
+  c.tris = scratch.allocate_array<Triangle>(plan_.max_triangles());
+  c.tri_count = scratch.allocate_array<int>(1);
+  c.colors = scratch.allocate_array<uint32_t>(plan_.max_triangles());
+  if (plan_.smoothing_q8 > 0) c.smooth = scratch.allocate_array<uint16_t>(4 * pixels);
+  SP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, c.cub_temp_bytes, thrust::counting_iterator<int32_t>(0), c.flags,
+                                           c.selected, c.num_selected, int(pixels)));
+  c.cub_temp = scratch.allocate(std::max<size_t>(c.cub_temp_bytes, 1));
+  SP_CUDA_CHECK(cudaMemset(c.flags, 0, pixels));  // border pixels are never selected
+  SP_CUDA_CHECK(cudaHostAlloc(&c.h_count, sizeof(int), cudaHostAllocDefault));
+  SP_CUDA_CHECK(cudaHostAlloc(&c.h_selected, sizeof(int32_t) * std::max(plan_.capacity, 1), cudaHostAllocDefault));
+  SP_CUDA_CHECK(cudaHostAlloc(&c.h_tri_count, sizeof(int), cudaHostAllocDefault));
+  SP_CUDA_CHECK(cudaHostAlloc(&c.h_tris, sizeof(Triangle) * plan_.max_triangles(), cudaHostAllocDefault));
+  for (cudaEvent_t& e : c.marks) SP_CUDA_CHECK(cudaEventCreate(&e));
+  c.plan = &plan_;
+  c.mesh = &mesh_;
+}
+
+void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) {
+  if (in.size() != Size{plan_.width, plan_.height} || out.size() != in.size())
+    throw Error(ExitCode::internal, "stage 'lowpoly': frame size differs from the configured size");
+  CudaState& c = *cuda_;
+  {
+    std::lock_guard lock(c.error_mutex);
+    if (!c.error.empty()) throw Error(ExitCode::internal, "stage 'lowpoly': " + c.error);
+  }
+  const int w = plan_.width, h = plan_.height;
+  const size_t pixels = size_t(w) * h;
+  const dim3 block(kBlockW, kBlockH), grid((w + kBlockW - 1) / kBlockW, (h + kBlockH - 1) / kBlockH);
+  SP_CUDA_CHECK(cudaEventRecord(c.marks[kStart], stream));
+  SP_CUDA_CHECK(cudaMemsetAsync(c.weight_sum, 0, sizeof(unsigned long long), stream));
+  luma_kernel<<<grid, block, 0, stream>>>(in, c.luma);
+  SP_CUDA_CHECK_LAUNCH();
+  edge_kernel<<<grid, block, 0, stream>>>(c.luma, w, h, plan_.edge_weight_q16, c.edge, c.weight_sum);
+  SP_CUDA_CHECK_LAUNCH();
+  SP_CUDA_CHECK(cudaEventRecord(c.marks[kEdges], stream));
+  const bool keep = settings_.temporal && have_history_;
+  if (settings_.temporal) {
+    tile_kernel<<<dim3(plan_.tiles_x, plan_.tiles_y), block, 0, stream>>>(
+        c.edge, w, h, plan_.tiles_x, plan_.tile_threshold_q8, !have_history_, c.tile_ref, c.tile_changed);
+    SP_CUDA_CHECK_LAUNCH();
+  }
+  select_kernel<<<grid, block, 0, stream>>>(c.edge, w, h, plan_.edge_weight_q16, plan_.seed, plan_.expected_points,
+                                            c.weight_sum, c.tile_changed, plan_.tiles_x, keep, c.flags);
+  SP_CUDA_CHECK_LAUNCH();
+  SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.cub_temp, c.cub_temp_bytes, thrust::counting_iterator<int32_t>(0),
+                                           c.flags, c.selected, c.num_selected, int(pixels), stream));
+  SP_CUDA_CHECK(cudaEventRecord(c.marks[kPoints], stream));
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.h_count, c.num_selected, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.h_selected, c.selected, sizeof(int32_t) * plan_.capacity, cudaMemcpyDeviceToHost,
+                                stream));
+  SP_CUDA_CHECK(cudaLaunchHostFunc(stream, triangulate_on_host, &c));
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.tri_count, c.h_tri_count, sizeof(int), cudaMemcpyHostToDevice, stream));
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.tris, c.h_tris, sizeof(Triangle) * plan_.max_triangles(), cudaMemcpyHostToDevice,
+                                stream));
+  SP_CUDA_CHECK(cudaEventRecord(c.marks[kMesh], stream));
+  const int tri_blocks = int((plan_.max_triangles() + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  color_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.tris, c.tri_count, in,
+                                                                settings_.fill == Fill::centroid, c.colors);
+  SP_CUDA_CHECK_LAUNCH();
+  paint_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.tris, c.tri_count, c.colors, out, plan_.line_q4,
+                                                                plan_.line_color);
+  SP_CUDA_CHECK_LAUNCH();
+  if (plan_.smoothing_q8 > 0) {
+    smooth_kernel<<<grid, block, 0, stream>>>(out, c.smooth, plan_.smoothing_q8, !have_history_);
+    SP_CUDA_CHECK_LAUNCH();
+  }
+  SP_CUDA_CHECK(cudaEventRecord(c.marks[kShaded], stream));
+  c.recorded = true;
+  have_history_ = true;
+}
+
+StageCounters LowpolyStage::counters() const {
+  if (backend_ == Backend::cpu || !cuda_) return cpu_counters_;
+  CudaState& c = *cuda_;
+  // Phase times of the last frame whose events completed; never waits.
+  if (c.recorded && cudaEventQuery(c.marks[kShaded]) == cudaSuccess) {
+    const char* names[kMarks - 1] = {"edges_ms", "points_ms", "mesh_ms", "shading_ms"};
+    for (int i = 0; i + 1 < kMarks; ++i) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, c.marks[i], c.marks[i + 1]) == cudaSuccess) c.cached[names[i]] = ms;
+    }
+    c.cached["triangulate_host_ms"] = c.host_ms;
+    c.cached["points"] = c.points;
+    c.cached["triangles"] = c.triangles;
+    c.cached["mesh_reused"] = c.reused;
+    c.cached["points_dropped"] = c.dropped;
+  }
+  return c.cached;
+}
+
+}  // namespace sp::lowpoly

@@ -1,0 +1,27 @@
+#include <chrono>
+
+#include "pipeline/errors.h"
+#include "stages/lowpoly/lowpoly.h"
+
+namespace sp::lowpoly {
+
+void MeshBuilder::build(const FramePlan& plan, const int32_t* selected, int count) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Points past the capacity (8 sigma above the expected count) are dropped,
+  // the same ones on both backends.
+  dropped_ = count > plan.capacity ? count - plan.capacity : 0;
+  if (count > plan.capacity) count = plan.capacity;
+  points_.assign(plan.border.begin(), plan.border.end());
+  for (int k = 0; k < count; ++k)
+    points_.push_back(pack_xy(selected[k] % plan.width, selected[k] / plan.width));
+  // The triangulation is unique for a point set: same points, same mesh.
+  reused_ = points_ == previous_ && !triangles_.empty();
+  if (!reused_) {
+    if (!delaunay_.triangulate(points_, plan.width, plan.height, triangles_))
+      throw Error(ExitCode::internal, "stage 'lowpoly': triangulation input violates its contract");
+    previous_ = points_;
+  }
+  build_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace sp::lowpoly
