@@ -1,0 +1,106 @@
+#pragma once
+// Helpers of the lowpoly tests: stages made from the parameter table, clips
+// run through one configured stage on either backend, flicker.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "pipeline/buffer_pool.h"
+#include "pipeline/cuda_check.h"
+#include "stages/lowpoly/lowpoly.h"
+#include "tests/support/test_support.h"
+
+namespace sp::lowpoly::testing {
+
+using test::HostImage;
+
+inline std::unique_ptr<LowpolyStage> make_stage(const std::vector<std::pair<std::string, ParamValue>>& values = {}) {
+  const StageDescriptor d = make_lowpoly_descriptor();
+  Params p = default_params(d.params);
+  for (const auto& [k, v] : values) {
+    p.set(k, v);
+    p.mark_given(k);
+  }
+  if (auto problem = d.validate(p)) throw std::runtime_error(*problem);
+  return std::unique_ptr<LowpolyStage>(static_cast<LowpolyStage*>(d.create(p).release()));
+}
+
+struct ClipResult {
+  std::vector<HostImage> frames;
+  std::vector<std::vector<Triangle>> meshes;
+};
+
+inline ClipResult run_clip_cpu(LowpolyStage& stage, const std::vector<HostImage>& clip) {
+  BufferPool pool;
+  PooledScratch scratch(pool, MemoryKind::host);
+  const Size size{clip[0].width, clip[0].height};
+  stage.configure(size, Backend::cpu, scratch);
+  ClipResult r;
+  for (size_t i = 0; i < clip.size(); ++i) {
+    HostImage out(size.width, size.height);
+    std::memset(out.pixels.data(), 0xA5, out.pixels.size());
+    stage.process_cpu(clip[i].view(), out.view(), {int64_t(i), 0});
+    r.frames.push_back(std::move(out));
+    r.meshes.push_back(stage.mesh());
+  }
+  return r;
+}
+
+inline ClipResult run_clip_cuda(LowpolyStage& stage, const std::vector<HostImage>& clip) {
+  BufferPool pool;
+  PooledScratch scratch(pool, MemoryKind::device);
+  const Size size{clip[0].width, clip[0].height};
+  stage.configure(size, Backend::cuda, scratch);
+  cudaStream_t stream;
+  SP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const size_t bytes = clip[0].pixels.size();
+  uint8_t *din = nullptr, *dout = nullptr;
+  SP_CUDA_CHECK(cudaMalloc(&din, bytes));
+  SP_CUDA_CHECK(cudaMalloc(&dout, bytes));
+  ClipResult r;
+  for (size_t i = 0; i < clip.size(); ++i) {
+    SP_CUDA_CHECK(cudaMemcpyAsync(din, clip[i].pixels.data(), bytes, cudaMemcpyHostToDevice, stream));
+    SP_CUDA_CHECK(cudaMemsetAsync(dout, 0xA5, bytes, stream));
+    const size_t pitch = size_t(size.width) * 4;
+    stage.process_cuda({din, size.width, size.height, pitch}, {dout, size.width, size.height, pitch},
+                       {int64_t(i), 0}, stream);
+    HostImage out(size.width, size.height);
+    SP_CUDA_CHECK(cudaMemcpyAsync(out.pixels.data(), dout, bytes, cudaMemcpyDeviceToHost, stream));
+    SP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    r.frames.push_back(std::move(out));
+    r.meshes.push_back(stage.mesh());
+  }
+  cudaFree(din);
+  cudaFree(dout);
+  cudaStreamDestroy(stream);
+  return r;
+}
+
+// A window of `w` x `h` sliding right by `step` pixels per frame over a larger photo.
+inline std::vector<HostImage> panning_clip(int w, int h, int frames, int step, std::mt19937_64& rng) {
+  const HostImage big = test::synthetic_photo(w + frames * step, h, rng);
+  std::vector<HostImage> clip;
+  for (int f = 0; f < frames; ++f) {
+    HostImage img(w, h);
+    for (int y = 0; y < h; ++y)
+      std::memcpy(&img.pixels[size_t(y) * w * 4], &big.pixels[(size_t(y) * big.width + f * step) * 4], size_t(w) * 4);
+    clip.push_back(std::move(img));
+  }
+  return clip;
+}
+
+// Mean absolute difference between consecutive frames, over all bytes.
+inline double flicker(const std::vector<HostImage>& frames) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t f = 1; f < frames.size(); ++f)
+    for (size_t i = 0; i < frames[f].pixels.size(); ++i, ++n)
+      sum += std::abs(int(frames[f].pixels[i]) - int(frames[f - 1].pixels[i]));
+  return n ? sum / n : 0;
+}
+
+}  // namespace sp::lowpoly::testing
