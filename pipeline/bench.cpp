@@ -184,6 +184,7 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
   double chain_floor = convert_floor_bytes(src.format, src.size) + convert_floor_bytes(src.format, out);
   for (size_t i = 0; i < chain.size(); ++i) {
     rows.push_back(step_json(chain.name(i), steps[i + 1], chain.floor_bytes(i), peak_gbs));
+    if (const StageCounters c = chain.counters(i); !c.empty()) rows.back()["counters"] = c;  // e.g. solver iterations
     chain_floor += chain.floor_bytes(i);
   }
   rows.push_back(step_json("convert_out", steps.back(), convert_floor_bytes(src.format, out), peak_gbs));
@@ -286,6 +287,9 @@ std::string bench_table(const nlohmann::json& r) {
     out += fmt::format("{:<14} {:>9.4f} {:>9.4f} {:>10.2f} {:>9.4f} {:>9.1f} {:>7.1f}\n", s["name"].get<std::string>(),
                        s["p50_ms"].get<double>(), s["p95_ms"].get<double>(), s["floor_bytes"].get<double>() / 1e6,
                        s.value("floor_ms", 0.0), s["achieved_gbs"].get<double>(), s.value("percent_of_peak", 0.0));
+    if (s.contains("counters"))
+      for (const auto& [name, value] : s["counters"].items())
+        out += fmt::format("  {} (last frame): {:g}\n", name, value.get<double>());
   }
   if (cuda) {
     const auto& d = r["device_resident"];

@@ -76,4 +76,10 @@ void StageChain::run_cuda(const RgbaView& in, const RgbaView& out, const FrameIn
   }
 }
 
+bool StageChain::any_temporal() const {
+  for (const auto& stage : stages_)
+    if (stage->is_temporal()) return true;
+  return false;
+}
+
 }  // namespace sp

@@ -38,6 +38,7 @@ class StageChain {
   Size stage_output(size_t i) const { return sizes_[i + 1]; }
   double floor_bytes(size_t i) const;
   StageCounters counters(size_t i) const { return stages_[i]->counters(); }
+  bool any_temporal() const;
 
   // CPU: runs all stages, timing each into stage_ms (resized to size()).
   void run_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,

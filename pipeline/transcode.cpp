@@ -93,7 +93,9 @@ class Transcoder {
   void write_loop();
   void process_loop(MediaReader& reader);
   static size_t startup_read_ahead(const TranscodeOptions& o, const VideoStreamInfo& video);
+  bool device_ready() const;
   void resolve_backend();
+  void end_bridge_when_due();
   void start_video(const DecodedFrame& frame, MediaReader& reader);
   void build_engine(Size input, PixelFormat format, ColorSpec color);
   void submit(MediaItem& item, Clock::time_point read_at);
@@ -106,6 +108,8 @@ class Transcoder {
   RunStats& stats_;
   std::future<Choice> device_;  // the backend, once the device has started
   Backend backend_ = Backend::cpu;
+  bool bridging_ = false;  // frames go through the CPU while the GPU starts
+  double last_bridged_frame_ms_ = 0;
   BufferPool pool_;
   BoundedQueue<ReadItem> read_queue_;
   BoundedQueue<WriteItem> write_queue_;
@@ -226,18 +230,32 @@ size_t Transcoder::startup_read_ahead(const TranscodeOptions& o, const VideoStre
   return std::clamp(size_t(kBudgetBytes / frame_bytes), depth, size_t(128));
 }
 
+bool Transcoder::device_ready() const {
+  return !device_.valid() || device_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
 void Transcoder::resolve_backend() {
   if (!device_.valid()) return;
   stats_.backend = device_.get();
   backend_ = stats_.backend.name == "cuda" ? Backend::cuda : Backend::cpu;
 }
 
+// Starting the GPU costs ~0.2 s (driver and context), which would hold the
+// encoder back. With `--backend auto` the first frames of a chain without
+// temporal state go through the CPU meanwhile: every stage's CPU path gives
+// the GPU's result, so the output is the same, only earlier.
 void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   const PlanarView v = frame.view();
   log_debug("first frame decoded");
-  resolve_backend();
+  bridging_ = options_.backend == "auto" && !options_.low_latency && !device_ready();
+  if (!bridging_) resolve_backend();
   formats_.output_format = PixelFormat::yuv420p;
   build_engine({v.width, v.height}, v.format, frame.color);
+  if (bridging_ && engine_->chain().any_temporal()) {
+    bridging_ = false;  // its state would not carry over to the GPU
+    resolve_backend();
+    build_engine({v.width, v.height}, v.format, frame.color);
+  }
   output_size_ = engine_->chain().output_size();
   read_queue_.set_capacity(options_.low_latency ? 1 : options_.queue_depth);
   log_debug("engine built");
@@ -288,11 +306,24 @@ void Transcoder::flush_ready(bool wait_all) {
   }
 }
 
+// The bridge ends once the GPU is up, or at once when a CPU frame turns out
+// slow (a heavy chain is better off waiting for the device).
+void Transcoder::end_bridge_when_due() {
+  constexpr double kSlowFrameMs = 25;
+  if (!bridging_ || (!device_ready() && last_bridged_frame_ms_ < kSlowFrameMs)) return;
+  flush_ready(true);
+  bridging_ = false;
+  resolve_backend();
+  log_debug("{} frames went through the CPU while the device started", stats_.frames_on_cpu_at_startup);
+  if (backend_ == Backend::cuda) build_engine(formats_.input_size, formats_.input_format, formats_.input_color);
+}
+
 void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
   const PlanarView v = item.frame.view();
   if (!engine_) {
     throw Error(ExitCode::internal, "engine missing");
   }
+  end_bridge_when_due();
   if (Size{v.width, v.height} != formats_.input_size || v.format != formats_.input_format) {
     flush_ready(true);
     log_info("input changed to {}x{} {} at frame {}: reconfiguring the stages", v.width, v.height,
@@ -309,8 +340,14 @@ void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
   FrameInfo info;
   info.index = tag;
   info.time_seconds = item.frame.pts * av_q2d(time_base_);
+  const auto submitted_at = Clock::now();
   engine_->submit(v, info, tag);
   pending_.push_back(tag);
+  if (bridging_) {
+    last_bridged_frame_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - submitted_at).count();
+    std::lock_guard lock(stats_mutex_);
+    ++stats_.frames_on_cpu_at_startup;
+  }
 }
 
 void Transcoder::process_loop(MediaReader& reader) {

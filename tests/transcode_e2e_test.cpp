@@ -191,5 +191,31 @@ TEST(TranscodeE2E, DemandingCudaWithoutDeviceIs69) {
   EXPECT_EQ(r.exit_code, 69) << r.output;
 }
 
+std::string video_md5s(const std::string& file) {
+  return ffmpeg("-i " + shell_quote(file) + " -map 0:v -f framemd5 -").output;
+}
+
+// The first frames may go through the CPU while the GPU starts: the output
+// must be the same as an all-CPU run, frame for frame.
+TEST(TranscodeE2E, CudaRunEqualsCpuRunIncludingStartUpFrames) {
+  SP_REQUIRE_CUDA();
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mp4", "640x360", 3.0);
+  const std::string config = source_dir() + "/configs/example.yaml";
+  const std::string gpu = dir.file("gpu.mkv"), cpu = dir.file("cpu.mkv"), stats = dir.file("stats.json");
+  const CommandResult a = stylepipe("run " + config + " -i " + in + " -o " + gpu + " --codec ffv1 --stats-json " + stats);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const CommandResult b = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --codec ffv1 --backend cpu");
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_EQ(decoded_video_frames(gpu), 75);
+  EXPECT_EQ(video_md5s(gpu), video_md5s(cpu));
+  std::ifstream s(stats);
+  const std::string json((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"name\": \"cuda\""), std::string::npos) << json;
+  const size_t at = json.find("\"on_cpu_at_startup\"");
+  ASSERT_NE(at, std::string::npos);
+  std::printf("frames through the CPU while the GPU started: %s\n", json.substr(at + 20, 6).c_str());
+}
+
 }  // namespace
 }  // namespace sp::test
