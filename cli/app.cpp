@@ -10,6 +10,7 @@
 #include "cli/arguments.h"
 #include "pipeline/bench.h"
 #include "pipeline/config.h"
+#include "pipeline/device.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
@@ -45,7 +46,9 @@ int cmd_run(const RunArguments& a) {
   install_interrupt_handlers();
   RunStats stats;
   const int code = run_transcode(o, stats);
-  log_debug("done, exiting with {}", code);
+  log_debug("done");
+  release_cuda_context();
+  log_debug("exiting with {}", code);
   return code;
 }
 

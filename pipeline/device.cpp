@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "pipeline/cuda_check.h"
@@ -36,7 +37,18 @@ bool cuda_device_available(std::string* why) {
   return available;
 }
 
-void start_cuda_context() { SP_CUDA_CHECK(cudaFree(nullptr)); }
+namespace {
+std::atomic<bool> g_context_started{false};
+}
+
+void start_cuda_context() {
+  SP_CUDA_CHECK(cudaFree(nullptr));
+  g_context_started = true;
+}
+
+void release_cuda_context() {
+  if (g_context_started.exchange(false)) SP_CUDA_CHECK(cudaDeviceReset());
+}
 
 DeviceProperties current_device_properties() {
   DeviceProperties p;

@@ -17,5 +17,8 @@ DeviceProperties current_device_properties();
 // Creates the CUDA context (hundreds of ms on a large GPU). Call it early on a
 // side thread so that opening the input and the encoder overlap with it.
 void start_cuda_context();
+// Tears the context down (tens of ms) when nothing of it is in use any more,
+// so that process exit does not pay for it. A no-op when none was started.
+void release_cuda_context();
 
 }  // namespace sp
