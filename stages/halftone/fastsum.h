@@ -45,7 +45,9 @@ struct FastsumPlan {
 };
 
 FastsumPlan make_fastsum_plan(int width, int height, const FastsumSettings& settings);
-std::mutex& fftw_planner_mutex();  // FFTW's planner is not thread-safe
+std::mutex& fftw_planner_mutex();
+// Smallest even n >= x whose prime factors are 2, 3, 5, 7 (fast FFT sizes).
+int nice_fft_size(double x);  // FFTW's planner is not thread-safe
 
 // Double-precision pieces of the plan, exposed for the tests.
 double kb_fourier(const FastsumPlan& plan, int k);  // c_k = I0(m sqrt(b^2 - (2 pi k/n)^2))

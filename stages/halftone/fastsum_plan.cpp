@@ -18,9 +18,6 @@ std::mutex& fftw_planner_mutex() {
   return m;
 }
 
-namespace {
-
-// Smallest even n >= x whose prime factors are 2, 3, 5, 7 (fast FFT sizes).
 int nice_fft_size(double x) {
   for (int n = std::max(8, int(std::ceil(x))); ; ++n) {
     if (n % 2) continue;
@@ -30,6 +27,8 @@ int nice_fft_size(double x) {
     if (r == 1) return n;
   }
 }
+
+namespace {
 
 // Solves a small dense system in place (partial pivoting).
 std::vector<double> solve(std::vector<double> a, std::vector<double> b) {

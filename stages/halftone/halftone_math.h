@@ -32,6 +32,35 @@ SP_HD float unit_float(uint64_t bits) { return float(bits >> 40) * (1.0f / 16777
 
 enum RngStream : uint32_t { kStreamInit = 1, kStreamShake = 2, kStreamKeep = 3, kStreamAdd = 4 };
 
+// ---- per-frame numbers (host for the CPU backend, one device thread for CUDA) ----
+struct CountRule {
+  double dots_per_pixel = 0;
+  int dots = 0;  // explicit count, 0 = from the ink sum
+  int capacity = 0;
+  float step = 0;
+};
+
+struct FrameNumbers {
+  int count = 0;      // particles this frame
+  int kept = 0;       // warm start: particles kept from the previous frame
+  float lambda = 0;   // attraction scale: count / ink sum (charge neutrality)
+  float step_px = 0;  // tau in pixels: step * spacing^2
+  float spacing = 1;  // mean dot spacing (pixels) where the ink is 1
+  double ink_sum = 0;
+};
+
+SP_HD FrameNumbers frame_numbers(const CountRule& r, double ink_sum, int kept) {
+  FrameNumbers f;
+  f.ink_sum = ink_sum;
+  const double want = r.dots > 0 ? double(r.dots) : floor(ink_sum * r.dots_per_pixel + 0.5);
+  f.count = ink_sum > 0 ? int(want < double(r.capacity) ? want : double(r.capacity)) : 0;
+  f.kept = kept < f.count ? kept : f.count;
+  f.lambda = f.count > 0 ? float(double(f.count) / ink_sum) : 0.f;
+  f.spacing = f.count > 0 ? float(sqrt(ink_sum / double(f.count))) : 1.f;
+  f.step_px = r.step * f.spacing * f.spacing;
+  return f;
+}
+
 // ---- Kaiser-Bessel window (NFFT B and B^T) ----------------------------------
 // phi(t) = sinh(b sqrt(m^2 - t^2)) / (pi sqrt(m^2 - t^2)) for |t| < m in grid
 // units t = n x; its Fourier transform is I0(m sqrt(b^2 - w^2)) (host side).
@@ -111,11 +140,106 @@ SP_HD float pixel_darkness(uint32_t p) {
   return 1.f - (0.2126f * r + 0.7152f * g + 0.0722f * b) * (1.f / 255.f);
 }
 
+// Ink of an RGBA8 pixel: 0 at the background's luma, 1 at the dot colour's.
+struct InkScale {
+  float background_luma = 255;  // 0..255
+  float inv_contrast = -1.f / 255;  // 1 / (dot luma - background luma)
+};
+SP_HD float pixel_ink(uint32_t p, const InkScale& s) {
+  const float l = 0.2126f * float(p & 0xFF) + 0.7152f * float((p >> 8) & 0xFF) + 0.0722f * float((p >> 16) & 0xFF);
+  return fminf(fmaxf((l - s.background_luma) * s.inv_contrast, 0.f), 1.f);
+}
+
 // Anti-aliased disc coverage of a pixel centre at distance dist from the dot
 // centre: a one-pixel linear ramp across the rim.
 SP_HD float disc_coverage(float dist, float radius) { return fminf(fmaxf(radius - dist + 0.5f, 0.f), 1.f); }
 
 // Clamp a particle into the image domain [0, w) x [0, h).
 SP_HD float clamp_coord(float v, int size) { return fminf(fmaxf(v, 0.f), float(size) - 1e-3f); }
+
+}  // namespace sp::halftone
+
+namespace sp::halftone {
+
+// ---- particle life: birth, survival, motion --------------------------------
+constexpr int kSampleTries = 256;
+
+// Rejection sampling of one dot for `slot`: uniform candidates accepted with
+// probability ink(x). With `old_ink` (warm start) the first tries accept by
+// the ink's growth, so births go where the frame got darker.
+SP_HD float2 sample_particle(const float* ink, const float* old_ink, int w, int h, uint64_t seed, uint32_t stream,
+                             uint32_t slot) {
+  float2 p = {0.5f * w, 0.5f * h};
+  for (int t = 0; t < kSampleTries; ++t) {
+    const uint64_t a = rng_bits(seed, stream, slot, uint32_t(t));
+    p.x = clamp_coord(unit_float(a) * float(w), w);
+    p.y = clamp_coord(unit_float(a << 24) * float(h), h);
+    const float u = unit_float(rng_bits(seed, stream + 16, slot, uint32_t(t)));
+    const float now = darkness_at(ink, w, h, p.x, p.y);
+    float accept = now;
+    if (old_ink && t < kSampleTries / 4) accept = fminf(fmaxf(8.f * (now - darkness_at(old_ink, w, h, p.x, p.y)), 0.f), 1.f);
+    if (u < accept) return p;
+  }
+  return p;
+}
+
+// Warm start: a dot survives with probability new ink / old ink at its place.
+SP_HD bool keep_particle(float2 p, const float* ink, const float* old_ink, int w, int h, uint64_t seed, uint32_t slot) {
+  const float u = unit_float(rng_bits(seed, kStreamKeep, slot, 0));
+  return u * darkness_at(old_ink, w, h, p.x, p.y) <= darkness_at(ink, w, h, p.x, p.y);
+}
+
+// p <- p + tau (F_A - F_R), the move capped at max_move, plus shaking.
+// `repulsion` is sum (p - p_b) / |p - p_b|^2 (pointing away from the others).
+SP_HD float2 move_particle(float2 p, float2 repulsion, float2 attraction, float step_px, float max_move, float shake,
+                           uint64_t seed, uint32_t slot, uint32_t iteration, int w, int h) {
+  float dx = step_px * (attraction.x + repulsion.x), dy = step_px * (attraction.y + repulsion.y);
+  const float len2 = dx * dx + dy * dy;
+  if (len2 > max_move * max_move) {
+    const float f = max_move / sqrtf(len2);
+    dx *= f;
+    dy *= f;
+  }
+  if (shake > 0.f) {
+    const uint64_t a = rng_bits(seed, kStreamShake, slot, iteration);
+    dx += shake * (2.f * unit_float(a) - 1.f);
+    dy += shake * (2.f * unit_float(a << 24) - 1.f);
+  }
+  return {clamp_coord(p.x + dx, w), clamp_coord(p.y + dy, h)};
+}
+
+// Per-frame seed: frames since the last configure, so reruns repeat.
+SP_HD uint64_t frame_seed(uint64_t seed, int64_t frame) { return mix64(seed * 0x9E3779B97F4A7C15ull + uint64_t(frame)); }
+
+// ---- rendering ---------------------------------------------------------------
+struct RenderParams {
+  float radius = 1;
+  int reach_x = 1, reach_y = 1;  // cells searched each side
+  float background[3] = {255, 255, 255};
+  float dot[3] = {0, 0, 0};
+};
+
+// Coverage of pixel (x, y) by the sorted dots of the cells around it.
+SP_HD uint32_t render_pixel(int x, int y, const float2* pos, const int* cell_start, int cells_x, int cells_y,
+                            float cell_w, float cell_h, const RenderParams& r) {
+  const float px = float(x) + 0.5f, py = float(y) + 0.5f;
+  const int cx = imin(int(px / cell_w), cells_x - 1), cy = imin(int(py / cell_h), cells_y - 1);
+  float cover = 0.f;
+  for (int j = imax(cy - r.reach_y, 0); j <= imin(cy + r.reach_y, cells_y - 1); ++j) {
+    const int row = j * cells_x;
+    const int lo = cell_start[row + imax(cx - r.reach_x, 0)], hi = cell_start[row + imin(cx + r.reach_x, cells_x - 1) + 1];
+    for (int i = lo; i < hi; ++i) {
+      const float dx = pos[i].x - px, dy = pos[i].y - py;
+      cover += disc_coverage(sqrtf(dx * dx + dy * dy), r.radius);
+    }
+  }
+  cover = fminf(cover, 1.f);
+  uint32_t out = 0xFF000000u;
+  for (int c = 0; c < 3; ++c) {
+    const float v = r.background[c] + (r.dot[c] - r.background[c]) * cover;
+    out |= uint32_t(fminf(fmaxf(v + 0.5f, 0.f), 255.f)) << (8 * c);
+  }
+  return out;
+}
 
 }  // namespace sp::halftone

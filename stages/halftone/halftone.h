@@ -1,0 +1,88 @@
+#pragma once
+// Electrostatic halftoning (stippling) after Schmaltz et al. (2010) with the
+// NFFT fast summation of Teuber et al. (2011) and the GPU design of Gwosdek,
+// Schmaltz, Weickert and Teuber, "Fast Electrostatic Halftoning" (2011).
+// Dots are particles attracted by the image's ink and repelled by each other;
+// the frame is redrawn as anti-aliased discs at their positions. See README.md.
+#include <cuda_runtime.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/stage.h"
+#include "stages/halftone/fastsum.h"
+
+namespace sp::halftone {
+
+struct HalftoneSettings {
+  double dots_per_pixel = 0.25;  // dots per unit of ink (a fully inked pixel is 1)
+  int dots = 0;                  // explicit dot count; 0 = from the ink sum
+  int iterations = 100;          // cold start (first frame)
+  int video_iterations = 8;      // warm-started frames
+  double step = 0.1;             // tau, in units of the mean dot spacing squared (see README)
+  double shake = 0.5;            // shaking amplitude at iteration 0, in dot spacings
+  int shake_every = 10;          // shake on every k-th iteration (cold start only)
+  uint64_t seed = 1;
+  FastsumSettings fastsum;       // m, p, sigma; near radius from near_neighbours
+  double near_neighbours = 24;   // mean neighbours within eps_I at the reference density
+  double dot_radius = 0;         // pixels; 0 = disc of area 1 / dots_per_pixel
+  std::array<double, 3> background = {255, 255, 255};
+  std::array<double, 3> dot_color = {0, 0, 0};
+  std::string points_out;        // "" = none; .svg or .csv; "%d" is replaced by the frame index
+};
+
+StageDescriptor make_halftone_descriptor();
+Params halftone_default_params();
+HalftoneSettings parse_halftone_params(const Params& p);
+
+class HalftoneStage final : public Stage {
+ public:
+  explicit HalftoneStage(HalftoneSettings settings);
+  ~HalftoneStage() override;
+
+  Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
+  void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
+  void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
+  bool is_temporal() const override { return true; }
+  double floor_bytes(Size in, Size out) const override;
+  StageCounters counters() const override;
+
+  const HalftoneSettings& settings() const { return settings_; }
+  const FastsumPlan& plan() const { return plan_; }
+  int capacity() const { return capacity_; }
+  // The last frame's particles and numbers (CUDA: synchronizes; for tests and tools).
+  std::vector<float2> particles() const;
+  FrameNumbers numbers() const;
+
+ private:
+  struct Cpu;
+  struct Cuda;
+  void configure_cuda(ScratchAllocator& scratch);
+  void release_cuda();
+  std::vector<float2> particles_cuda() const;
+  FrameNumbers numbers_cuda() const;
+
+  HalftoneSettings settings_;
+  Size size_;
+  Backend backend_ = Backend::cpu;
+  FastsumPlan plan_;
+  int capacity_ = 0;
+  float dot_radius_ = 0;
+  int frames_done_ = 0;  // since configure: 0 = cold start next
+  std::unique_ptr<Cpu> cpu_;
+  Cuda* cuda_ = nullptr;  // defined in halftone_cuda.cu
+};
+
+// Shared between the backends (halftone_frame.cpp).
+CountRule count_rule(const HalftoneSettings& s, int capacity);
+// Shaking amplitude (pixels) at iteration k of a cold start, 0 when none.
+float shake_amplitude(const HalftoneSettings& s, int k, float spacing);
+RenderParams render_params(const HalftoneSettings& s, const FastsumPlan& plan, float radius);
+InkScale stage_ink_scale(const HalftoneSettings& s);
+// Writes the dots as SVG circles or CSV rows, by the path's extension.
+void write_points(const std::string& pattern, int64_t frame, const float2* pos, int count, Size size, float radius,
+                  const std::array<double, 3>& background, const std::array<double, 3>& dot_color);
+
+}  // namespace sp::halftone

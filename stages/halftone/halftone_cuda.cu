@@ -1,0 +1,229 @@
+// The CUDA backend of the stage: the CPU's frame (halftone_stage.cpp) with
+// device-side counts. Nothing here waits for the device: the per-frame
+// numbers are computed by one device thread, and points_out is written by a
+// host callback queued on the stream.
+#include <cub/device/device_select.cuh>
+
+#include <cstring>
+
+#include "pipeline/cuda_check.h"
+#include "stages/halftone/attraction.h"
+#include "stages/halftone/fastsum_gpu.h"
+#include "stages/halftone/halftone.h"
+
+namespace sp::halftone {
+
+struct PointsJob {
+  std::string pattern;
+  int64_t frame = 0;
+  Size size;
+  float radius = 0;
+  std::array<double, 3> background{}, dot{};
+  const FrameNumbers* numbers = nullptr;  // pinned
+  const float2* pos = nullptr;            // pinned
+};
+
+struct HalftoneStage::Cuda {
+  FastsumGpu fastsum;
+  AttractionPlan attraction_plan;
+  AttractionGpu attraction;
+  float* ink = nullptr;
+  float* old_ink = nullptr;
+  float* field_x = nullptr;
+  float* field_y = nullptr;
+  double* row_sums = nullptr;
+  float2* pos = nullptr;
+  float2* sorted = nullptr;
+  float2* force = nullptr;
+  uint8_t* keep = nullptr;
+  int* kept = nullptr;
+  FrameNumbers* numbers = nullptr;
+  void* select_temp = nullptr;
+  size_t select_bytes = 0;
+  // Pinned host copies: the last frame's numbers (counters) and dots (points_out).
+  FrameNumbers* numbers_host = nullptr;
+  float2* points_host = nullptr;
+  int points_capacity = 0;
+  PointsJob job;
+};
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void ink_rows(RgbaView in, InkScale scale, float* ink, double* row_sums) {
+  __shared__ double partial[kThreads];
+  const int y = blockIdx.x;
+  const uint32_t* row = in.row32(y);
+  double sum = 0;
+  for (int x = threadIdx.x; x < in.width; x += kThreads) {
+    const float v = pixel_ink(row[x], scale);
+    ink[size_t(y) * in.width + x] = v;
+    sum += v;
+  }
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) row_sums[y] = partial[0];
+}
+
+__global__ void decide_frame(const double* row_sums, int rows, CountRule rule, const int* kept, FrameNumbers* out) {
+  double sum = 0;
+  for (int y = 0; y < rows; ++y) sum += row_sums[y];
+  *out = frame_numbers(rule, sum, kept ? *kept : 0);
+}
+
+__global__ void mark_survivors(const float2* pos, const FrameNumbers* previous, int capacity, const float* ink,
+                               const float* old_ink, int w, int h, uint64_t seed, uint8_t* keep) {
+  const int m = previous->count;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity; i += gridDim.x * blockDim.x)
+    keep[i] = i < m && keep_particle(pos[i], ink, old_ink, w, h, seed, uint32_t(i));
+}
+
+__global__ void births(const FrameNumbers* f, const float* ink, const float* old_ink, int w, int h, uint64_t seed,
+                       float2* pos) {
+  const int lo = f->kept, hi = f->count;
+  for (int i = lo + blockIdx.x * blockDim.x + threadIdx.x; i < hi; i += gridDim.x * blockDim.x)
+    pos[i] = sample_particle(ink, old_ink, w, h, seed, kStreamInit, uint32_t(i));
+}
+
+__global__ void move(const float2* sorted, const float2* force, const FrameNumbers* f, const float* field_x,
+                     const float* field_y, int w, int h, float shake_factor, uint64_t seed, uint32_t iteration,
+                     float2* pos) {
+  const int m = f->count;
+  const float step = f->step_px, spacing = f->spacing;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
+    float2 a;
+    sample_field(field_x, field_y, w, h, sorted[i].x, sorted[i].y, a.x, a.y);
+    pos[i] = move_particle(sorted[i], force[i], a, step, spacing, shake_factor * spacing, seed, uint32_t(i), iteration,
+                           w, h);
+  }
+}
+
+__global__ void render(RgbaView out, const float2* pos, const int* cell_start, DevicePlan p, RenderParams r) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x >= out.width) return;
+  out.row32(y)[x] = render_pixel(x, y, pos, cell_start, p.cells_x, p.cells_y, p.cell_w, p.cell_h, r);
+}
+
+void CUDART_CB write_points_callback(void* data) {
+  const PointsJob& j = *static_cast<const PointsJob*>(data);
+  try {
+    write_points(j.pattern, j.frame, j.pos, j.numbers->count, j.size, j.radius, j.background, j.dot);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "halftone: %s\n", e.what());  // a callback cannot throw into the stream
+  }
+}
+
+}  // namespace
+
+void HalftoneStage::release_cuda() {
+  if (!cuda_) return;
+  cudaFreeHost(cuda_->numbers_host);
+  cudaFreeHost(cuda_->points_host);
+  delete cuda_;
+  cuda_ = nullptr;
+}
+
+void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
+  if (cuda_ && cuda_->points_capacity < (settings_.points_out.empty() ? 0 : capacity_)) {
+    cudaFreeHost(cuda_->points_host);
+    cuda_->points_host = nullptr;
+  }
+  if (!cuda_) {
+    cuda_ = new Cuda();
+    SP_CUDA_CHECK(cudaMallocHost(&cuda_->numbers_host, sizeof(FrameNumbers)));
+  }
+  Cuda& c = *cuda_;
+  *c.numbers_host = FrameNumbers{};
+  if (!settings_.points_out.empty() && !c.points_host) {
+    SP_CUDA_CHECK(cudaMallocHost(&c.points_host, sizeof(float2) * capacity_));
+    c.points_capacity = capacity_;
+  }
+  c.fastsum.configure(plan_, capacity_, scratch);
+  c.attraction_plan = make_attraction_plan(size_.width, size_.height);
+  c.attraction.configure(c.attraction_plan, scratch);
+  const size_t pixels = size_t(size_.width) * size_.height;
+  c.ink = scratch.allocate_array<float>(pixels);
+  c.old_ink = scratch.allocate_array<float>(pixels);
+  c.field_x = scratch.allocate_array<float>(pixels);
+  c.field_y = scratch.allocate_array<float>(pixels);
+  c.row_sums = scratch.allocate_array<double>(size_.height);
+  c.pos = scratch.allocate_array<float2>(capacity_);
+  c.sorted = scratch.allocate_array<float2>(capacity_);
+  c.force = scratch.allocate_array<float2>(capacity_);
+  c.keep = scratch.allocate_array<uint8_t>(capacity_);
+  c.kept = scratch.allocate_array<int>(1);
+  c.numbers = scratch.allocate_array<FrameNumbers>(1);
+  SP_CUDA_CHECK(cudaMemset(c.numbers, 0, sizeof(FrameNumbers)));
+  c.select_bytes = 0;
+  SP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, c.select_bytes, c.pos, c.keep, c.sorted, c.kept, capacity_));
+  c.select_temp = scratch.allocate(std::max<size_t>(c.select_bytes, 16));
+}
+
+void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) {
+  Cuda& c = *cuda_;
+  const int w = size_.width, h = size_.height;
+  const int blocks = c.fastsum.particle_blocks();
+  ink_rows<<<h, kThreads, 0, stream>>>(in, stage_ink_scale(settings_), c.ink, c.row_sums);
+  SP_CUDA_CHECK_LAUNCH();
+  const uint64_t seed = frame_seed(settings_.seed, frames_done_);
+  const bool warm = frames_done_ > 0;
+  if (warm) {
+    mark_survivors<<<blocks, kThreads, 0, stream>>>(c.pos, c.numbers, capacity_, c.ink, c.old_ink, w, h, seed, c.keep);
+    SP_CUDA_CHECK_LAUNCH();
+    SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.select_temp, c.select_bytes, c.pos, c.keep, c.sorted, c.kept, capacity_,
+                                             stream));
+    SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
+  }
+  decide_frame<<<1, 1, 0, stream>>>(c.row_sums, h, count_rule(settings_, capacity_), warm ? c.kept : nullptr,
+                                    c.numbers);
+  SP_CUDA_CHECK_LAUNCH();
+  births<<<blocks, kThreads, 0, stream>>>(c.numbers, c.ink, warm ? c.old_ink : nullptr, w, h, seed, c.pos);
+  SP_CUDA_CHECK_LAUNCH();
+  c.attraction.compute(c.ink, c.numbers, c.field_x, c.field_y, stream);
+  const int* count = &c.numbers->count;
+  const int iterations = warm ? settings_.video_iterations : settings_.iterations;
+  for (int k = 0; k < iterations; ++k) {
+    c.fastsum.sort(c.pos, c.sorted, count, stream);
+    c.fastsum.forces(c.sorted, count, c.force, stream);
+    // shake_amplitude is linear in the spacing, which lives on the device.
+    const float shake = warm ? 0.f : shake_amplitude(settings_, k, 1.f);
+    move<<<blocks, kThreads, 0, stream>>>(c.sorted, c.force, c.numbers, c.field_x, c.field_y, w, h, shake, seed,
+                                          uint32_t(k), c.pos);
+    SP_CUDA_CHECK_LAUNCH();
+  }
+  c.fastsum.sort(c.pos, c.sorted, count, stream);
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
+  const dim3 grid((w + kThreads - 1) / kThreads, h);
+  render<<<grid, kThreads, 0, stream>>>(out, c.pos, c.fastsum.cell_start(), c.fastsum.device_plan(),
+                                        render_params(settings_, plan_, dot_radius_));
+  SP_CUDA_CHECK_LAUNCH();
+  std::swap(c.ink, c.old_ink);
+  ++frames_done_;
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.numbers_host, c.numbers, sizeof(FrameNumbers), cudaMemcpyDeviceToHost, stream));
+  if (!settings_.points_out.empty()) {
+    SP_CUDA_CHECK(cudaMemcpyAsync(c.points_host, c.pos, sizeof(float2) * capacity_, cudaMemcpyDeviceToHost, stream));
+    c.job = {settings_.points_out, frame.index, size_, dot_radius_, settings_.background, settings_.dot_color,
+             c.numbers_host, c.points_host};
+    SP_CUDA_CHECK(cudaLaunchHostFunc(stream, write_points_callback, &c.job));
+  }
+}
+
+std::vector<float2> HalftoneStage::particles_cuda() const {
+  if (!cuda_) return {};
+  SP_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float2> out(cuda_->numbers_host->count);
+  SP_CUDA_CHECK(cudaMemcpy(out.data(), cuda_->pos, sizeof(float2) * out.size(), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+FrameNumbers HalftoneStage::numbers_cuda() const {
+  if (!cuda_) return {};
+  return *cuda_->numbers_host;  // the last frame whose copy-back completed
+}
+
+}  // namespace sp::halftone

@@ -1,0 +1,131 @@
+// The halftone stage's parameter table: the one place its parameters are declared.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "stages/halftone/halftone.h"
+
+namespace sp::halftone {
+
+namespace {
+
+ParamSpec row(std::string name, ParamType type, ParamValue def, std::optional<double> min, std::optional<double> max,
+              std::string doc, bool optional_default = false) {
+  ParamSpec s;
+  s.name = std::move(name);
+  s.type = type;
+  s.default_value = std::move(def);
+  s.min = min;
+  s.max = max;
+  s.doc = std::move(doc);
+  s.optional_default = optional_default;
+  return s;
+}
+
+std::vector<ParamSpec> halftone_table() {
+  using T = ParamType;
+  return {
+      row("dots_per_pixel", T::number, 0.25, 1e-4, 4.0,
+          "Dots per unit of ink: M = round(sum of ink * dots_per_pixel), where a pixel's ink is 1 at the dot colour "
+          "and 0 at the background (1 - luma on white). 1 = one dot per fully black pixel, as in the seed."),
+      row("dots", T::integer, int64_t(0), 0.0, 16777216.0,
+          "Explicit dot count M; 0 = from the ink sum and dots_per_pixel.", true),
+      row("iterations", T::integer, int64_t(100), 0.0, 100000.0,
+          "Iterations of p <- p + tau (F_attraction - F_repulsion) on a cold start (the first frame)."),
+      row("video_iterations", T::integer, int64_t(8), 0.0, 100000.0,
+          "Iterations per later frame, warm-started from the previous frame's dots."),
+      row("step", T::number, 0.1, 1e-4, 1.0,
+          "Time step tau in units of the squared mean dot spacing at full ink (the seed's tau = 0.1 at one dot "
+          "per pixel). Each move is also capped at one dot spacing."),
+      row("shake", T::number, 0.5, 0.0, 5.0,
+          "Shaking: random displacement (in dot spacings) at iteration 0, falling as (1 - k/iterations)^2; "
+          "cold starts only. 0 = off."),
+      row("shake_every", T::integer, int64_t(10), 1.0, 100000.0, "Shake on every k-th iteration."),
+      row("seed", T::integer, int64_t(1), 0.0, 4294967295.0,
+          "Seed of the counter-based random numbers (initial placement, shaking, warm-start births)."),
+      row("accuracy_m", T::integer, int64_t(5), 2.0, double(kMaxCutoff),
+          "NFFT window cut-off m (Kaiser-Bessel, 2m grid points per axis). The seed needs m = p = 5 for "
+          "artefact-free blue noise."),
+      row("accuracy_p", T::integer, int64_t(5), 2.0, double(kMaxTaylor),
+          "Degree p of the two-point Taylor regularization near 0 and near the boundary; eps_I = p / N."),
+      row("oversampling", T::number, 2.0, 1.25, 4.0, "NFFT oversampling sigma = n / N of the FFT grid."),
+      row("near_neighbours", T::number, 24.0, 4.0, 400.0,
+          "Mean number of neighbours inside the near-field radius eps_I at half ink (sets N: more neighbours, "
+          "smaller FFT)."),
+      row("dot_radius", T::number, 0.0, 0.0, 100.0,
+          "Disc radius in pixels; 0 = area 1 / dots_per_pixel (a fully inked region is covered).", true),
+      row("background", T::number_list, std::vector<double>{255, 255, 255}, 0.0, 255.0,
+          "Background colour R, G, B (0..255)."),
+      row("dot_color", T::number_list, std::vector<double>{0, 0, 0}, 0.0, 255.0, "Dot colour R, G, B (0..255)."),
+      row("points_out", T::string, std::string(""), {}, {},
+          "Also write the dots per frame: a path ending in .svg (one circle per dot) or .csv (x,y per dot, pixel "
+          "units). '%d' (printf style, e.g. dots_%05d.svg) is replaced by the frame index, otherwise each frame "
+          "overwrites the file. Written from the host after the frame.",
+          true),
+  };
+}
+
+std::array<double, 3> colour(const std::vector<double>& v) { return {v[0], v[1], v[2]}; }
+
+double luma(const std::array<double, 3>& c) { return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; }
+
+}  // namespace
+
+Params halftone_default_params() { return default_params(halftone_table()); }
+
+HalftoneSettings parse_halftone_params(const Params& p) {
+  HalftoneSettings s;
+  s.dots_per_pixel = p.get_number("dots_per_pixel");
+  s.dots = int(p.get_int("dots"));
+  s.iterations = int(p.get_int("iterations"));
+  s.video_iterations = int(p.get_int("video_iterations"));
+  s.step = p.get_number("step");
+  s.shake = p.get_number("shake");
+  s.shake_every = int(p.get_int("shake_every"));
+  s.seed = uint64_t(p.get_int("seed"));
+  s.fastsum.m = int(p.get_int("accuracy_m"));
+  s.fastsum.p = int(p.get_int("accuracy_p"));
+  s.fastsum.sigma = p.get_number("oversampling");
+  s.near_neighbours = p.get_number("near_neighbours");
+  s.dot_radius = p.get_number("dot_radius");
+  s.background = colour(p.get_list("background"));
+  s.dot_color = colour(p.get_list("dot_color"));
+  s.points_out = p.get_string("points_out");
+  return s;
+}
+
+CountRule count_rule(const HalftoneSettings& s, int capacity) {
+  CountRule r;
+  r.dots_per_pixel = s.dots_per_pixel;
+  r.dots = s.dots;
+  r.capacity = capacity;
+  r.step = float(s.step);
+  return r;
+}
+
+StageDescriptor make_halftone_descriptor() {
+  StageDescriptor d;
+  d.name = "halftone";
+  d.summary =
+      "Electrostatic halftoning / stippling (Gwosdek, Schmaltz, Weickert, Teuber 2011): dots attracted by the ink, "
+      "repelling each other, NFFT fast summation; video warm-starts from the previous frame";
+  d.params = halftone_table();
+  d.validate = [](const Params& p) -> std::optional<std::string> {
+    for (const char* key : {"background", "dot_color"})
+      if (p.get_list(key).size() != 3) return fmt::format("{} needs three numbers R, G, B", key);
+    if (std::abs(luma(colour(p.get_list("background"))) - luma(colour(p.get_list("dot_color")))) < 1.0)
+      return "background and dot_color need different brightness (the ink is measured between them)";
+    const std::string& out = p.get_string("points_out");
+    auto ends = [&](const char* e) { return out.size() >= 4 && out.compare(out.size() - 4, 4, e) == 0; };
+    if (!out.empty() && !ends(".svg") && !ends(".csv")) return "points_out must end in .svg or .csv";
+    return std::nullopt;
+  };
+  d.create = [](const Params& p) -> std::unique_ptr<Stage> {
+    return std::make_unique<HalftoneStage>(parse_halftone_params(p));
+  };
+  return d;
+}
+
+static StageRegistration reg{make_halftone_descriptor()};
+
+}  // namespace sp::halftone

@@ -1,0 +1,192 @@
+// The stage's configure and its CPU backend: ink, attraction field, cold or
+// warm start, iterations of the particle system, rendering.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "pipeline/errors.h"
+#include "pipeline/parallel.h"
+#include "stages/halftone/attraction.h"
+#include "stages/halftone/halftone.h"
+
+namespace sp::halftone {
+
+struct HalftoneStage::Cpu {
+  AttractionPlan attraction_plan;
+  std::unique_ptr<AttractionCpu> attraction;
+  std::unique_ptr<FastsumCpu> fastsum;
+  std::vector<float> ink, old_ink, field_x, field_y;
+  std::vector<double> row_sums;
+  std::vector<float2> pos, force;
+  std::vector<uint8_t> keep;
+  FrameNumbers numbers;
+};
+
+HalftoneStage::HalftoneStage(HalftoneSettings settings) : settings_(std::move(settings)) {}
+
+HalftoneStage::~HalftoneStage() { release_cuda(); }
+
+Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scratch) {
+  if (input.width < 2 || input.height < 2) throw Error(ExitCode::config, "halftone: frame smaller than 2x2");
+  size_ = input;
+  backend_ = backend;
+  frames_done_ = 0;
+  const double pixels = double(input.width) * input.height;
+  capacity_ = settings_.dots > 0 ? settings_.dots : int(std::ceil(pixels * settings_.dots_per_pixel)) + 1;
+  // Reference density for the near-field radius: the explicit count, or half ink.
+  const double density = settings_.dots > 0 ? settings_.dots / pixels : 0.5 * settings_.dots_per_pixel;
+  FastsumSettings fs = settings_.fastsum;
+  fs.near_radius_px = std::sqrt(settings_.near_neighbours / (M_PI * density));
+  plan_ = make_fastsum_plan(input.width, input.height, fs);
+  const double area = settings_.dots > 0 ? pixels / settings_.dots : 1.0 / settings_.dots_per_pixel;
+  dot_radius_ = float(settings_.dot_radius > 0 ? settings_.dot_radius : std::sqrt(area / M_PI));
+  if (backend == Backend::cpu) {
+    release_cuda();
+    cpu_ = std::make_unique<Cpu>();
+    Cpu& c = *cpu_;
+    c.attraction_plan = make_attraction_plan(input.width, input.height);
+    c.attraction = std::make_unique<AttractionCpu>(c.attraction_plan);
+    c.fastsum = std::make_unique<FastsumCpu>(plan_, capacity_);
+    const size_t n = size_t(input.width) * input.height;
+    c.ink.assign(n, 0.f);
+    c.old_ink.assign(n, 0.f);
+    c.field_x.assign(n, 0.f);
+    c.field_y.assign(n, 0.f);
+    c.row_sums.assign(input.height, 0.0);
+    c.pos.assign(capacity_, {0.f, 0.f});
+    c.force.assign(capacity_, {0.f, 0.f});
+    c.keep.assign(capacity_, 0);
+    c.numbers = {};
+  } else {
+    cpu_.reset();
+    configure_cuda(scratch);
+  }
+  return input;
+}
+
+namespace {
+
+InkScale ink_scale(const HalftoneSettings& s) {
+  auto luma = [](const std::array<double, 3>& c) { return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; };
+  const double bg = luma(s.background), dot = luma(s.dot_color);
+  return {float(bg), float(1.0 / (dot - bg))};
+}
+
+}  // namespace
+
+RenderParams render_params(const HalftoneSettings& s, const FastsumPlan& plan, float radius) {
+  RenderParams r;
+  r.radius = radius;
+  r.reach_x = int(std::ceil((radius + 1.f) / plan.cell_w));
+  r.reach_y = int(std::ceil((radius + 1.f) / plan.cell_h));
+  for (int c = 0; c < 3; ++c) {
+    r.background[c] = float(s.background[c]);
+    r.dot[c] = float(s.dot_color[c]);
+  }
+  return r;
+}
+
+InkScale stage_ink_scale(const HalftoneSettings& s) { return ink_scale(s); }
+
+void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) {
+  Cpu& c = *cpu_;
+  const int w = size_.width, h = size_.height;
+  const InkScale scale = ink_scale(settings_);
+  parallel_for(h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      const uint32_t* row = in.row32(y);
+      double sum = 0;
+      for (int x = 0; x < w; ++x) sum += c.ink[size_t(y) * w + x] = pixel_ink(row[x], scale);
+      c.row_sums[y] = sum;
+    }
+  });
+  double ink_sum = 0;
+  for (double s : c.row_sums) ink_sum += s;
+
+  const CountRule rule = count_rule(settings_, capacity_);
+  const uint64_t seed = frame_seed(settings_.seed, frames_done_);
+  const bool warm = frames_done_ > 0;
+  int kept = 0;
+  if (warm) {
+    for (int i = 0; i < c.numbers.count; ++i)
+      if (keep_particle(c.pos[i], c.ink.data(), c.old_ink.data(), w, h, seed, uint32_t(i))) c.pos[kept++] = c.pos[i];
+  }
+  c.numbers = frame_numbers(rule, ink_sum, kept);
+  FrameNumbers& f = c.numbers;
+  const float* births_old = warm ? c.old_ink.data() : nullptr;
+  parallel_for(std::max(0, f.count - f.kept), [&](int b, int e) {
+    for (int i = f.kept + b; i < f.kept + e; ++i)
+      c.pos[i] = sample_particle(c.ink.data(), births_old, w, h, seed, kStreamInit, uint32_t(i));
+  }, 256);
+
+  if (f.count > 0) {
+    c.attraction->compute(c.ink.data(), f.lambda, c.field_x.data(), c.field_y.data());
+    const int iterations = warm ? settings_.video_iterations : settings_.iterations;
+    for (int k = 0; k < iterations; ++k) {
+      c.fastsum->sort(c.pos.data(), f.count);
+      c.fastsum->forces(c.pos.data(), f.count, c.force.data());
+      const float shake = warm ? 0.f : shake_amplitude(settings_, k, f.spacing);
+      parallel_for(f.count, [&](int b, int e) {
+        for (int i = b; i < e; ++i) {
+          float2 a;
+          sample_field(c.field_x.data(), c.field_y.data(), w, h, c.pos[i].x, c.pos[i].y, a.x, a.y);
+          c.pos[i] = move_particle(c.pos[i], c.force[i], a, f.step_px, f.spacing, shake, seed, uint32_t(i),
+                                   uint32_t(k), w, h);
+        }
+      }, 256);
+    }
+    c.fastsum->sort(c.pos.data(), f.count);
+  } else {
+    c.fastsum->sort(c.pos.data(), 0);
+  }
+  const RenderParams rp = render_params(settings_, plan_, dot_radius_);
+  const int* starts = c.fastsum->cell_start().data();
+  parallel_for(h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      uint32_t* row = out.row32(y);
+      for (int x = 0; x < w; ++x)
+        row[x] = render_pixel(x, y, c.pos.data(), starts, plan_.cells_x, plan_.cells_y, plan_.cell_w, plan_.cell_h, rp);
+    }
+  });
+  std::swap(c.ink, c.old_ink);
+  ++frames_done_;
+  if (!settings_.points_out.empty())
+    write_points(settings_.points_out, frame.index, c.pos.data(), f.count, size_, dot_radius_, settings_.background,
+                 settings_.dot_color);
+}
+
+float shake_amplitude(const HalftoneSettings& s, int k, float spacing) {
+  if (s.shake <= 0 || k == 0 || k % s.shake_every != 0 || s.iterations <= 0) return 0.f;
+  const double left = 1.0 - double(k) / s.iterations;
+  return float(s.shake * spacing * left * left);
+}
+
+std::vector<float2> HalftoneStage::particles() const {
+  if (cpu_) return {cpu_->pos.begin(), cpu_->pos.begin() + cpu_->numbers.count};
+  return particles_cuda();
+}
+
+FrameNumbers HalftoneStage::numbers() const { return cpu_ ? cpu_->numbers : numbers_cuda(); }
+
+double HalftoneStage::floor_bytes(Size in, Size out) const {
+  // Per iteration and particle: the spread touches (2m)^2 grid floats (read +
+  // write), the interpolation reads (2m)^2 complex values; the FFTs pass the
+  // n^2 grid a few times. Counted at the frame's iteration count.
+  const double m2 = 4.0 * plan_.window.m * plan_.window.m;
+  const double per_iteration = capacity_ * 0.5 * (m2 * 8 + m2 * 8 + 64) + double(plan_.grid_points()) * 8 * 6;
+  const int iterations = frames_done_ > 1 ? settings_.video_iterations : settings_.iterations;
+  return Stage::floor_bytes(in, out) + per_iteration * iterations;
+}
+
+StageCounters HalftoneStage::counters() const {
+  const FrameNumbers f = cpu_ ? cpu_->numbers : numbers_cuda();
+  return {{"dots", double(f.count)},
+          {"dots_kept", double(f.kept)},
+          {"grid_n", double(plan_.n)},
+          {"kernel_N", double(plan_.N)},
+          {"near_radius_px", double(plan_.near.eps)}};
+}
+
+}  // namespace sp::halftone

@@ -1,0 +1,174 @@
+// The halftone stage on the CPU: dot count and charge neutrality, the
+// attraction field against a direct sum, stipples that reproduce the image,
+// warm-started video without flicker, points_out, determinism.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "pipeline/buffer_pool.h"
+#include "stages/halftone/attraction.h"
+#include "stages/halftone/halftone.h"
+#include "stages/halftone/halftone_test_util.h"
+#include "tests/support/test_support.h"
+
+namespace sp::halftone {
+namespace {
+
+using test::HostImage;
+
+TEST(Halftone, DotCountFollowsInkSumAndChargeIsNeutral) {
+  std::mt19937_64 rng(test::fresh_seed());
+  const HostImage img = test::synthetic_photo(90, 70, rng);
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(0));
+  p.set("dots_per_pixel", 0.7);
+  HalftoneStage stage(parse_halftone_params(p));
+  test::run_stage_cpu(stage, img);
+  const double ink = test_ink_sum(img);  // float64, from the BT.709 luma
+  const FrameNumbers f = stage.numbers();
+  EXPECT_EQ(f.count, std::llround(ink * 0.7));
+  EXPECT_NEAR(f.ink_sum, ink, 1e-3);
+  // Neutral: the image's total attracting charge lambda * ink equals the dots' charge.
+  EXPECT_NEAR(f.lambda * f.ink_sum, double(f.count), 1e-3 * f.count);
+  EXPECT_EQ(int(stage.particles().size()), f.count);
+}
+
+TEST(Halftone, ExplicitDotCount) {
+  std::mt19937_64 rng(test::fresh_seed() + 1);
+  const HostImage img = test::synthetic_photo(64, 64, rng);
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(3));
+  p.set("dots", int64_t(777));
+  HalftoneStage stage(parse_halftone_params(p));
+  test::run_stage_cpu(stage, img);
+  EXPECT_EQ(stage.numbers().count, 777);
+  for (const float2& q : stage.particles()) {
+    ASSERT_GE(q.x, 0.f);
+    ASSERT_LT(q.x, 64.f);
+    ASSERT_GE(q.y, 0.f);
+    ASSERT_LT(q.y, 64.f);
+  }
+}
+
+TEST(Halftone, AttractionFieldMatchesDirectSum) {
+  std::mt19937_64 rng(test::fresh_seed() + 2);
+  const int w = 57, h = 43;
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::vector<float> ink(size_t(w) * h);
+  for (auto& v : ink) v = u(rng);
+  const AttractionPlan plan = make_attraction_plan(w, h);
+  AttractionCpu attraction(plan);
+  std::vector<float> fx(ink.size()), fy(ink.size());
+  attraction.compute(ink.data(), 1.5f, fx.data(), fy.data());
+  double num = 0, den = 0;
+  for (int y = 0; y < h; y += 3)
+    for (int x = 0; x < w; x += 2) {
+      double dx, dy;
+      direct_attraction(ink.data(), w, h, x, y, dx, dy);
+      const size_t i = size_t(y) * w + x;
+      num += std::pow(fx[i] - 1.5 * dx, 2) + std::pow(fy[i] - 1.5 * dy, 2);
+      den += std::pow(1.5 * dx, 2) + std::pow(1.5 * dy, 2);
+    }
+  EXPECT_LT(std::sqrt(num / den), 1e-4);
+}
+
+TEST(Halftone, IterationsReproduceTheImage) {
+  std::mt19937_64 rng(test::fresh_seed() + 3);
+  const HostImage img = test::synthetic_photo(96, 80, rng);
+  auto run = [&](int iterations) {
+    Params p = halftone_default_params();
+    p.set("iterations", int64_t(iterations));
+    p.set("dots_per_pixel", 0.5);
+    HalftoneStage stage(parse_halftone_params(p));
+    return blurred_error(img, test::run_stage_cpu(stage, img), 2.0);
+  };
+  const double initial = run(0), converged = run(60);
+  std::printf("blurred (sigma 2) mean abs ink error: initial %.4f, 60 iterations %.4f\n", initial, converged);
+  EXPECT_LT(converged, 0.8 * initial);
+  EXPECT_LT(converged, 0.09);
+}
+
+TEST(Halftone, StaticClipHasNoFlickerAfterWarmUp) {
+  std::mt19937_64 rng(test::fresh_seed() + 4);
+  const HostImage img = test::synthetic_photo(80, 64, rng);
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(60));
+  p.set("video_iterations", int64_t(4));
+  HalftoneStage stage(parse_halftone_params(p));
+  StageRunner runner(stage, img.width, img.height, Backend::cpu);
+  std::vector<HostImage> frames;
+  for (int i = 0; i < 12; ++i) frames.push_back(runner.process(img, i));
+  const FrameNumbers f = stage.numbers();
+  EXPECT_EQ(f.kept, f.count);  // unchanged ink: every dot survives, none is born
+  // Against the difference between two independent stipplings of the frame
+  // (what per-frame halftoning would flicker by).
+  p.set("seed", int64_t(99));
+  HalftoneStage other(parse_halftone_params(p));
+  const double independent = test::compare(frames[0], test::run_stage_cpu(other, img)).mean_abs;
+  const double early = test::compare(frames[0], frames[1]).mean_abs;
+  const double late = test::compare(frames[10], frames[11]).mean_abs;
+  std::printf("flicker (mean abs, 0..255): independent %.2f, frames 0-1 %.3f, frames 10-11 %.3f\n", independent, early,
+              late);
+  EXPECT_LT(late, early);
+  EXPECT_LT(late, 0.03 * independent);
+}
+
+TEST(Halftone, WarmStartFollowsChangingInk) {
+  std::mt19937_64 rng(test::fresh_seed() + 5);
+  const HostImage a = test::synthetic_photo(72, 60, rng), b = test::synthetic_photo(72, 60, rng);
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(20));
+  p.set("video_iterations", int64_t(10));
+  HalftoneStage stage(parse_halftone_params(p));
+  StageRunner runner(stage, a.width, a.height, Backend::cpu);
+  runner.process(a, 0);
+  const HostImage out = runner.process(b, 1);
+  const FrameNumbers f = stage.numbers();
+  EXPECT_EQ(f.count, std::llround(test_ink_sum(b) * 0.25));
+  EXPECT_LT(f.kept, f.count + 1);
+  EXPECT_LT(blurred_error(b, out, 2.0), 0.1);
+}
+
+TEST(Halftone, PointsOutWritesEveryDot) {
+  std::mt19937_64 rng(test::fresh_seed() + 6);
+  const HostImage img = test::synthetic_photo(50, 40, rng);
+  const auto dir = std::filesystem::temp_directory_path() / ("halftone_points_" + std::to_string(test::fresh_seed()));
+  std::filesystem::create_directories(dir);
+  for (const char* ext : {".svg", ".csv"}) {
+    Params p = halftone_default_params();
+    p.set("iterations", int64_t(2));
+    p.set("points_out", (dir / (std::string("dots_%03d") + ext)).string());
+    HalftoneStage stage(parse_halftone_params(p));
+    test::run_stage_cpu(stage, img, 7);
+    std::ifstream file(dir / (std::string("dots_007") + ext));
+    ASSERT_TRUE(file.good()) << ext;
+    std::stringstream text;
+    text << file.rdbuf();
+    const std::string s = text.str();
+    const std::string unit = std::string(ext) == ".svg" ? "<circle" : "\n";
+    size_t n = 0;
+    for (size_t at = s.find(unit); at != std::string::npos; at = s.find(unit, at + 1)) ++n;
+    EXPECT_EQ(int(n) - (std::string(ext) == ".csv" ? 1 : 0), stage.numbers().count) << ext;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Halftone, SameSeedSameResult) {
+  std::mt19937_64 rng(test::fresh_seed() + 7);
+  const HostImage img = test::synthetic_photo(64, 48, rng);
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(15));
+  HalftoneStage a(parse_halftone_params(p)), b(parse_halftone_params(p));
+  EXPECT_EQ(test::compare(test::run_stage_cpu(a, img), test::run_stage_cpu(b, img)).differing_bytes, 0u);
+  p.set("seed", int64_t(2));
+  HalftoneStage c(parse_halftone_params(p));
+  EXPECT_GT(test::compare(test::run_stage_cpu(a, img), test::run_stage_cpu(c, img)).differing_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace sp::halftone

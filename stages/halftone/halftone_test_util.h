@@ -1,0 +1,111 @@
+#pragma once
+// Helpers of the halftone tests: independent float64 ink, blurred comparison,
+// and a runner that keeps one configuration over several frames (video).
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pipeline/buffer_pool.h"
+#include "pipeline/cuda_check.h"
+#include "pipeline/stage.h"
+#include "tests/support/test_support.h"
+
+namespace sp::halftone {
+
+// Ink of a pixel on the default white background with black dots: 1 - luma.
+inline double test_ink(const uint8_t* p) { return 1.0 - (0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]) / 255.0; }
+
+inline double test_ink_sum(const test::HostImage& img) {
+  double s = 0;
+  for (size_t i = 0; i < img.pixels.size(); i += 4) s += test_ink(&img.pixels[i]);
+  return s;
+}
+
+// Separable Gaussian blur (edges clamped) of a float image.
+inline std::vector<double> gaussian(const std::vector<double>& v, int w, int h, double sigma) {
+  const int r = int(std::ceil(3 * sigma));
+  std::vector<double> k(2 * r + 1), tmp(v.size()), out(v.size());
+  double sum = 0;
+  for (int i = -r; i <= r; ++i) sum += k[i + r] = std::exp(-i * i / (2 * sigma * sigma));
+  for (double& x : k) x /= sum;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double s = 0;
+      for (int i = -r; i <= r; ++i) s += k[i + r] * v[size_t(y) * w + std::clamp(x + i, 0, w - 1)];
+      tmp[size_t(y) * w + x] = s;
+    }
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double s = 0;
+      for (int i = -r; i <= r; ++i) s += k[i + r] * tmp[size_t(std::clamp(y + i, 0, h - 1)) * w + x];
+      out[size_t(y) * w + x] = s;
+    }
+  return out;
+}
+
+// Mean absolute difference of the blurred ink of the original and of the halftone.
+inline double blurred_error(const test::HostImage& original, const test::HostImage& halftone, double sigma) {
+  const int w = original.width, h = original.height;
+  std::vector<double> a(size_t(w) * h), b(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = test_ink(&original.pixels[4 * i]);
+    b[i] = test_ink(&halftone.pixels[4 * i]);
+  }
+  a = gaussian(a, w, h, sigma);
+  b = gaussian(b, w, h, sigma);
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += std::abs(a[i] - b[i]);
+  return s / a.size();
+}
+
+// Configures a stage once and runs frames through it (CPU or CUDA).
+class StageRunner {
+ public:
+  StageRunner(Stage& stage, int w, int h, Backend backend)
+      : stage_(stage), backend_(backend),
+        scratch_(pool_, backend == Backend::cuda ? MemoryKind::device : MemoryKind::host) {
+    size_ = stage.configure({w, h}, backend, scratch_);
+    if (backend == Backend::cuda) {
+      SP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      SP_CUDA_CHECK(cudaMalloc(&d_in_, size_t(w) * h * 4));
+      SP_CUDA_CHECK(cudaMalloc(&d_out_, size_t(size_.width) * size_.height * 4));
+    }
+  }
+  ~StageRunner() {
+    if (backend_ == Backend::cuda) {
+      cudaStreamSynchronize(stream_);
+      cudaFree(d_in_);
+      cudaFree(d_out_);
+      cudaStreamDestroy(stream_);
+    }
+  }
+  test::HostImage process(const test::HostImage& in, int64_t index) {
+    test::HostImage out(size_.width, size_.height);
+    FrameInfo info;
+    info.index = index;
+    if (backend_ == Backend::cpu) {
+      stage_.process_cpu(in.view(), out.view(), info);
+      return out;
+    }
+    SP_CUDA_CHECK(cudaMemcpyAsync(d_in_, in.pixels.data(), in.pixels.size(), cudaMemcpyHostToDevice, stream_));
+    stage_.process_cuda({d_in_, in.width, in.height, in.pitch}, {d_out_, out.width, out.height, out.pitch}, info,
+                        stream_);
+    SP_CUDA_CHECK(cudaMemcpyAsync(out.pixels.data(), d_out_, out.pixels.size(), cudaMemcpyDeviceToHost, stream_));
+    SP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return out;
+  }
+
+ private:
+  Stage& stage_;
+  Backend backend_;
+  BufferPool pool_;
+  PooledScratch scratch_;
+  Size size_;
+  cudaStream_t stream_ = nullptr;
+  uint8_t* d_in_ = nullptr;
+  uint8_t* d_out_ = nullptr;
+};
+
+}  // namespace sp::halftone
