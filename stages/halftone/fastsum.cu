@@ -217,11 +217,13 @@ void FastsumGpu::sort(const float2* pos, float2* sorted, const int* count, cudaS
   SP_CUDA_CHECK_LAUNCH();
 }
 
-void FastsumGpu::far_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream) {
+void FastsumGpu::far_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream,
+                           cudaEvent_t after_spread, cudaEvent_t after_fft) {
   const size_t n = size_t(dp_.n);
   SP_CUDA_CHECK(cudaMemsetAsync(grid_, 0, n * n * sizeof(float), stream));
   spread<<<particle_blocks_, kThreads, 0, stream>>>(sorted, count, dp_, grid_);
   SP_CUDA_CHECK_LAUNCH();
+  if (after_spread) SP_CUDA_CHECK(cudaEventRecord(after_spread, stream));
   SP_CUFFT_CHECK(cufftSetStream(r2c_, stream));
   SP_CUFFT_CHECK(cufftExecR2C(r2c_, grid_, half_));
   const dim3 grid((dp_.N - 1 + kThreads - 1) / kThreads, dp_.N - 1);
@@ -229,6 +231,7 @@ void FastsumGpu::far_field(const float2* sorted, const int* count, float2* force
   SP_CUDA_CHECK_LAUNCH();
   SP_CUFFT_CHECK(cufftSetStream(c2c_, stream));
   SP_CUFFT_CHECK(cufftExecC2C(c2c_, band_, field_, CUFFT_INVERSE));
+  if (after_fft) SP_CUDA_CHECK(cudaEventRecord(after_fft, stream));
   interpolate<<<particle_blocks_, kThreads, 0, stream>>>(sorted, count, dp_, field_, force);
   SP_CUDA_CHECK_LAUNCH();
 }

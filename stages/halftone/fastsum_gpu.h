@@ -31,7 +31,9 @@ class FastsumGpu {
   // Stable sort by cell (ties by index, as FastsumCpu::sort): pos -> sorted,
   // and the cell table. *count is read on the device.
   void sort(const float2* pos, float2* sorted, const int* count, cudaStream_t stream);
-  void far_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream);
+  // marks (optional): events recorded after the spread and after the FFTs.
+  void far_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream,
+                 cudaEvent_t after_spread = nullptr, cudaEvent_t after_fft = nullptr);
   void add_near_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream);
   void forces(const float2* sorted, const int* count, float2* force, cudaStream_t stream) {
     far_field(sorted, count, force, stream);

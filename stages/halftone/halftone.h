@@ -31,6 +31,7 @@ struct HalftoneSettings {
   std::array<double, 3> background = {255, 255, 255};
   std::array<double, 3> dot_color = {0, 0, 0};
   std::string points_out;        // "" = none; .svg or .csv; "%d" is replaced by the frame index
+  bool profile = false;          // CUDA: time the phases with events, print the means at the end
 };
 
 StageDescriptor make_halftone_descriptor();
@@ -63,6 +64,7 @@ class HalftoneStage final : public Stage {
   void release_cuda();
   std::vector<float2> particles_cuda() const;
   FrameNumbers numbers_cuda() const;
+  void add_profile_counters(StageCounters& counters) const;  // profile: true (CUDA)
 
   HalftoneSettings settings_;
   Size size_;

@@ -23,7 +23,41 @@ struct PointsJob {
   const float2* pos = nullptr;            // pinned
 };
 
+// Phase timing (profile: true): events between the phases of a frame; read
+// when they have completed (a later frame, or the end), never waited for.
+enum Mark { kStart, kSetup, kAttraction, kSort, kSpread, kFft, kInterpolate, kNear, kMove, kIterated, kEnd, kMarks };
+const char* const kMarkNames[kMarks] = {"",       "setup",       "attraction", "sort", "spread", "fft",
+                                        "interpolate", "near_field", "move",  "",     "render"};
+
+struct Profile {
+  cudaEvent_t event[kMarks] = {};
+  bool pending = false;
+  int iterations = 0;  // of the pending frame
+  int frames = 0;
+  double ms[kMarks] = {};
+  double iteration_ms = 0;  // mean time of one whole iteration
+  int dots = 0;
+
+  void record(Mark m, cudaStream_t s) const {
+    if (event[0]) SP_CUDA_CHECK(cudaEventRecord(event[m], s));
+  }
+  void collect(const FrameNumbers& numbers) {
+    if (!pending || cudaEventQuery(event[kEnd]) != cudaSuccess) return;
+    float t = 0;
+    for (int i = 1; i < kMarks; ++i) {
+      SP_CUDA_CHECK(cudaEventElapsedTime(&t, event[i - 1], event[i]));
+      ms[i] += t;
+    }
+    SP_CUDA_CHECK(cudaEventElapsedTime(&t, event[kAttraction], event[kIterated]));
+    iteration_ms += iterations > 0 ? t / iterations : 0.0;
+    dots = numbers.count;
+    ++frames;
+    pending = false;
+  }
+};
+
 struct HalftoneStage::Cuda {
+  Profile profile;
   FastsumGpu fastsum;
   AttractionPlan attraction_plan;
   AttractionGpu attraction;
@@ -122,6 +156,19 @@ void CUDART_CB write_points_callback(void* data) {
 
 void HalftoneStage::release_cuda() {
   if (!cuda_) return;
+  Profile& pr = cuda_->profile;
+  if (pr.event[0]) {
+    cudaEventSynchronize(pr.event[kEnd]);
+    pr.collect(*cuda_->numbers_host);
+    if (pr.frames > 0) {
+      std::fprintf(stderr, "halftone profile: %d dots, %d frames, ms per frame: iteration %.4f", pr.dots, pr.frames,
+                   pr.iteration_ms / pr.frames);
+      for (int i = 1; i < kMarks; ++i)
+        if (kMarkNames[i][0]) std::fprintf(stderr, ", %s %.4f", kMarkNames[i], pr.ms[i] / pr.frames);
+      std::fprintf(stderr, " (sort..move: first iteration)\n");
+    }
+    for (cudaEvent_t e : pr.event) cudaEventDestroy(e);
+  }
   cudaFreeHost(cuda_->numbers_host);
   cudaFreeHost(cuda_->points_host);
   delete cuda_;
@@ -136,6 +183,8 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   if (!cuda_) {
     cuda_ = new Cuda();
     SP_CUDA_CHECK(cudaMallocHost(&cuda_->numbers_host, sizeof(FrameNumbers)));
+    if (settings_.profile)
+      for (cudaEvent_t& e : cuda_->profile.event) SP_CUDA_CHECK(cudaEventCreate(&e));
   }
   Cuda& c = *cuda_;
   *c.numbers_host = FrameNumbers{};
@@ -168,6 +217,9 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   Cuda& c = *cuda_;
   const int w = size_.width, h = size_.height;
   const int blocks = c.fastsum.particle_blocks();
+  Profile& pr = c.profile;
+  pr.collect(*c.numbers_host);
+  pr.record(kStart, stream);
   ink_rows<<<h, kThreads, 0, stream>>>(in, stage_ink_scale(settings_), c.ink, c.row_sums);
   SP_CUDA_CHECK_LAUNCH();
   const uint64_t seed = frame_seed(settings_.seed, frames_done_);
@@ -184,24 +236,39 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   SP_CUDA_CHECK_LAUNCH();
   births<<<blocks, kThreads, 0, stream>>>(c.numbers, c.ink, warm ? c.old_ink : nullptr, w, h, seed, c.pos);
   SP_CUDA_CHECK_LAUNCH();
+  pr.record(kSetup, stream);
   c.attraction.compute(c.ink, c.numbers, c.field_x, c.field_y, stream);
+  pr.record(kAttraction, stream);
   const int* count = &c.numbers->count;
   const int iterations = warm ? settings_.video_iterations : settings_.iterations;
   for (int k = 0; k < iterations; ++k) {
+    const bool timed = k == 0 && pr.event[0];
     c.fastsum.sort(c.pos, c.sorted, count, stream);
-    c.fastsum.forces(c.sorted, count, c.force, stream);
+    if (timed) pr.record(kSort, stream);
+    c.fastsum.far_field(c.sorted, count, c.force, stream, timed ? pr.event[kSpread] : nullptr,
+                        timed ? pr.event[kFft] : nullptr);
+    if (timed) pr.record(kInterpolate, stream);
+    c.fastsum.add_near_field(c.sorted, count, c.force, stream);
+    if (timed) pr.record(kNear, stream);
     // shake_amplitude is linear in the spacing, which lives on the device.
     const float shake = warm ? 0.f : shake_amplitude(settings_, k, 1.f);
     move<<<blocks, kThreads, 0, stream>>>(c.sorted, c.force, c.numbers, c.field_x, c.field_y, w, h, shake, seed,
                                           uint32_t(k), c.pos);
     SP_CUDA_CHECK_LAUNCH();
+    if (timed) pr.record(kMove, stream);
   }
+  if (iterations == 0)
+    for (Mark m : {kSort, kSpread, kFft, kInterpolate, kNear, kMove}) pr.record(m, stream);
+  pr.record(kIterated, stream);
   c.fastsum.sort(c.pos, c.sorted, count, stream);
   SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
   const dim3 grid((w + kThreads - 1) / kThreads, h);
   render<<<grid, kThreads, 0, stream>>>(out, c.pos, c.fastsum.cell_start(), c.fastsum.device_plan(),
                                         render_params(settings_, plan_, dot_radius_));
   SP_CUDA_CHECK_LAUNCH();
+  pr.record(kEnd, stream);
+  pr.pending = pr.event[0] != nullptr;
+  pr.iterations = iterations;
   std::swap(c.ink, c.old_ink);
   ++frames_done_;
   SP_CUDA_CHECK(cudaMemcpyAsync(c.numbers_host, c.numbers, sizeof(FrameNumbers), cudaMemcpyDeviceToHost, stream));
@@ -219,6 +286,14 @@ std::vector<float2> HalftoneStage::particles_cuda() const {
   std::vector<float2> out(cuda_->numbers_host->count);
   SP_CUDA_CHECK(cudaMemcpy(out.data(), cuda_->pos, sizeof(float2) * out.size(), cudaMemcpyDeviceToHost));
   return out;
+}
+
+void HalftoneStage::add_profile_counters(StageCounters& counters) const {
+  if (!cuda_ || cuda_->profile.frames == 0) return;
+  const Profile& pr = cuda_->profile;
+  counters["ms_iteration"] = pr.iteration_ms / pr.frames;
+  for (int i = 1; i < kMarks; ++i)
+    if (kMarkNames[i][0]) counters[std::string("ms_") + kMarkNames[i]] = pr.ms[i] / pr.frames;
 }
 
 FrameNumbers HalftoneStage::numbers_cuda() const {

@@ -62,6 +62,10 @@ std::vector<ParamSpec> halftone_table() {
           "units). '%d' (printf style, e.g. dots_%05d.svg) is replaced by the frame index, otherwise each frame "
           "overwrites the file. Written from the host after the frame.",
           true),
+      row("profile", T::boolean, false, {}, {},
+          "CUDA: time each phase (attraction, sort, spread, FFT, interpolate, near field, move, render) with "
+          "events on the first iteration of every frame; the means go to the stage counters and to stderr when "
+          "the stage ends. Adds no host waits."),
   };
 }
 
@@ -91,6 +95,7 @@ HalftoneSettings parse_halftone_params(const Params& p) {
   s.background = colour(p.get_list("background"));
   s.dot_color = colour(p.get_list("dot_color"));
   s.points_out = p.get_string("points_out");
+  s.profile = p.get_bool("profile");
   return s;
 }
 

@@ -182,11 +182,13 @@ double HalftoneStage::floor_bytes(Size in, Size out) const {
 
 StageCounters HalftoneStage::counters() const {
   const FrameNumbers f = cpu_ ? cpu_->numbers : numbers_cuda();
-  return {{"dots", double(f.count)},
-          {"dots_kept", double(f.kept)},
-          {"grid_n", double(plan_.n)},
-          {"kernel_N", double(plan_.N)},
-          {"near_radius_px", double(plan_.near.eps)}};
+  StageCounters c = {{"dots", double(f.count)},
+                      {"dots_kept", double(f.kept)},
+                      {"grid_n", double(plan_.n)},
+                      {"kernel_N", double(plan_.N)},
+                      {"near_radius_px", double(plan_.near.eps)}};
+  if (!cpu_) add_profile_counters(c);
+  return c;
 }
 
 }  // namespace sp::halftone

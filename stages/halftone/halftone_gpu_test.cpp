@@ -1,0 +1,200 @@
+// CUDA against the CPU: fast-summation forces, the attraction field, and the
+// stage (initial placement, a few iterations, warm start, points_out).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "pipeline/buffer_pool.h"
+#include "pipeline/cuda_check.h"
+#include "stages/halftone/attraction.h"
+#include "stages/halftone/fastsum_gpu.h"
+#include "stages/halftone/halftone.h"
+#include "stages/halftone/halftone_test_util.h"
+#include "tests/support/test_support.h"
+
+namespace sp::halftone {
+namespace {
+
+using test::HostImage;
+
+template <class T>
+T* to_device(const std::vector<T>& v) {
+  T* d = nullptr;
+  SP_CUDA_CHECK(cudaMalloc(&d, sizeof(T) * std::max<size_t>(v.size(), 1)));
+  SP_CUDA_CHECK(cudaMemcpy(d, v.data(), sizeof(T) * v.size(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <class T>
+std::vector<T> to_host(const T* d, size_t n) {
+  std::vector<T> v(n);
+  SP_CUDA_CHECK(cudaMemcpy(v.data(), d, sizeof(T) * n, cudaMemcpyDeviceToHost));
+  return v;
+}
+
+std::vector<float2> ink_points(const HostImage& img, int count, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> ux(0.f, img.width - 1e-3f), uy(0.f, img.height - 1e-3f), u(0.f, 1.f);
+  std::vector<float2> pts;
+  while (int(pts.size()) < count) {
+    const float x = ux(rng), y = uy(rng);
+    if (u(rng) < test_ink(&img.pixels[(size_t(int(y)) * img.width + int(x)) * 4])) pts.push_back({x, y});
+  }
+  return pts;
+}
+
+TEST(HalftoneCuda, FastsumForcesMatchCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed());
+  const int w = 220, h = 160, count = 20000;
+  auto pts = ink_points(test::synthetic_photo(w, h, rng), count, rng);
+  FastsumSettings s;
+  s.near_radius_px = std::sqrt(24.0 / (M_PI * count / (w * h)));
+  const FastsumPlan plan = make_fastsum_plan(w, h, s);
+
+  BufferPool pool;
+  PooledScratch scratch(pool, MemoryKind::device);
+  FastsumGpu gpu;
+  gpu.configure(plan, count, scratch);
+  float2* d_pos = to_device(pts);
+  int* d_count = to_device(std::vector<int>{count});
+  float2 *d_sorted = nullptr, *d_force = nullptr;
+  SP_CUDA_CHECK(cudaMalloc(&d_sorted, sizeof(float2) * count));
+  SP_CUDA_CHECK(cudaMalloc(&d_force, sizeof(float2) * count));
+  gpu.sort(d_pos, d_sorted, d_count, nullptr);
+  gpu.forces(d_sorted, d_count, d_force, nullptr);
+  const auto g_sorted = to_host(d_sorted, count);
+  const auto g_force = to_host(d_force, count);
+
+  FastsumCpu cpu(plan, count);
+  cpu.sort(pts.data(), count);
+  std::vector<float2> c_force(count);
+  cpu.forces(pts.data(), count, c_force.data());
+  std::vector<double> dx(count), dy(count);
+  direct_forces(pts.data(), count, dx.data(), dy.data());
+
+  double diff = 0, ref = 0, err = 0;
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(g_sorted[i].x, pts[i].x) << i;  // same stable order by cell
+    ASSERT_EQ(g_sorted[i].y, pts[i].y) << i;
+    diff += std::pow(g_force[i].x - c_force[i].x, 2) + std::pow(g_force[i].y - c_force[i].y, 2);
+    err += std::pow(g_force[i].x - dx[i], 2) + std::pow(g_force[i].y - dy[i], 2);
+    ref += dx[i] * dx[i] + dy[i] * dy[i];
+  }
+  std::printf("GPU vs CPU forces: relative RMS %.3g; GPU vs direct: %.3g\n", std::sqrt(diff / ref),
+              std::sqrt(err / ref));
+  EXPECT_LT(std::sqrt(diff / ref), 1e-5);
+  EXPECT_LT(std::sqrt(err / ref), 1e-3);
+  for (void* p : {static_cast<void*>(d_pos), static_cast<void*>(d_count), static_cast<void*>(d_sorted),
+                  static_cast<void*>(d_force)})
+    SP_CUDA_CHECK(cudaFree(p));
+}
+
+TEST(HalftoneCuda, AttractionMatchesCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 1);
+  const int w = 131, h = 77;
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::vector<float> ink(size_t(w) * h);
+  for (auto& v : ink) v = u(rng);
+  const AttractionPlan plan = make_attraction_plan(w, h);
+  AttractionCpu cpu(plan);
+  std::vector<float> fx(ink.size()), fy(ink.size());
+  cpu.compute(ink.data(), 0.75f, fx.data(), fy.data());
+
+  BufferPool pool;
+  PooledScratch scratch(pool, MemoryKind::device);
+  AttractionGpu gpu;
+  gpu.configure(plan, scratch);
+  FrameNumbers numbers;
+  numbers.lambda = 0.75f;
+  float* d_ink = to_device(ink);
+  FrameNumbers* d_numbers = to_device(std::vector<FrameNumbers>{numbers});
+  float *d_fx = nullptr, *d_fy = nullptr;
+  SP_CUDA_CHECK(cudaMalloc(&d_fx, sizeof(float) * ink.size()));
+  SP_CUDA_CHECK(cudaMalloc(&d_fy, sizeof(float) * ink.size()));
+  gpu.compute(d_ink, d_numbers, d_fx, d_fy, nullptr);
+  const auto gx = to_host(d_fx, ink.size()), gy = to_host(d_fy, ink.size());
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < ink.size(); ++i) {
+    diff += std::pow(gx[i] - fx[i], 2) + std::pow(gy[i] - fy[i], 2);
+    ref += double(fx[i]) * fx[i] + double(fy[i]) * fy[i];
+  }
+  EXPECT_LT(std::sqrt(diff / ref), 1e-5);
+  for (void* p : {static_cast<void*>(d_ink), static_cast<void*>(d_numbers), static_cast<void*>(d_fx),
+                  static_cast<void*>(d_fy)})
+    SP_CUDA_CHECK(cudaFree(p));
+}
+
+TEST(HalftoneCuda, InitialPlacementAndRenderingMatchCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 2);
+  const HostImage img = test::synthetic_photo(150, 110, rng);
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(0));
+  p.set("dots_per_pixel", 0.6);
+  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
+  const HostImage a = test::run_stage_cpu(cpu, img);
+  StageRunner runner(gpu, img.width, img.height, Backend::cuda);
+  const HostImage b = runner.process(img, 0);
+  EXPECT_EQ(gpu.numbers().count, cpu.numbers().count);
+  const auto pc = cpu.particles(), pg = gpu.particles();
+  ASSERT_EQ(pc.size(), pg.size());
+  size_t same = 0;
+  for (size_t i = 0; i < pc.size(); ++i) same += pc[i].x == pg[i].x && pc[i].y == pg[i].y;
+  EXPECT_GE(same, pc.size() - pc.size() / 1000);  // float ink may flip a rare acceptance
+  const test::ImageDiff d = test::compare(a, b);
+  EXPECT_LE(d.mean_abs, 0.05);
+}
+
+// Iterations amplify float differences slowly: after a few the dot sets agree closely.
+TEST(HalftoneCuda, IterationsTrackCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 3);
+  const HostImage img = test::synthetic_photo(120, 90, rng);
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(4));
+  p.set("shake", 0.0);
+  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
+  test::run_stage_cpu(cpu, img);
+  StageRunner runner(gpu, img.width, img.height, Backend::cuda);
+  runner.process(img, 0);
+  const auto pc = cpu.particles(), pg = gpu.particles();
+  ASSERT_EQ(pc.size(), pg.size());
+  int far = 0;
+  for (const float2& a : pc) {
+    float best = 1e9f;
+    for (const float2& b : pg) best = std::min(best, (a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y));
+    far += best > 1e-4f;  // 0.01 px
+  }
+  EXPECT_LE(far, int(pc.size() / 200)) << far << " of " << pc.size();
+}
+
+TEST(HalftoneCuda, WarmStartAndPointsOut) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 4);
+  const HostImage a = test::synthetic_photo(100, 80, rng), b = test::synthetic_photo(100, 80, rng);
+  const std::string path = "/tmp/halftone_gpu_points_" + std::to_string(test::fresh_seed()) + ".csv";
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(10));
+  p.set("video_iterations", int64_t(5));
+  p.set("points_out", path);
+  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
+  StageRunner rc(cpu, 100, 80, Backend::cpu), rg(gpu, 100, 80, Backend::cuda);
+  rc.process(a, 0);
+  rg.process(a, 0);
+  rc.process(b, 1);
+  const HostImage out = rg.process(b, 1);
+  EXPECT_EQ(gpu.numbers().count, cpu.numbers().count);
+  EXPECT_NEAR(gpu.numbers().kept, cpu.numbers().kept, 0.02 * cpu.numbers().count + 2);
+  EXPECT_LT(blurred_error(b, out, 2.0), 0.1);
+  std::ifstream file(path);
+  int lines = 0;
+  for (std::string line; std::getline(file, line);) ++lines;
+  EXPECT_EQ(lines - 1, gpu.numbers().count);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace sp::halftone
