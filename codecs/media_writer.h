@@ -76,7 +76,9 @@ class MediaWriter {
 
   // Host picture of encoder_format() at output_size(); pts/duration in the
   // input video's time base. The picture is copied before this returns.
-  void write_video(const PlanarView& picture, int64_t pts, int64_t duration);
+  // With an `owner` that keeps the picture's memory alive, the encoder takes a
+  // reference instead of copying it; the owner is released when it lets go.
+  void write_video(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void> owner = {});
   // A stream-copied packet from the reader (input stream index, input time
   // base); ignored for a dropped stream. The packet is left as it was.
   void write_packet(const AVPacket* packet);

@@ -2,6 +2,7 @@
 // muxer, and the end of the file.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 
@@ -45,7 +46,29 @@ void MediaWriter::drain_encoder() {
   }
 }
 
-void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t duration) {
+namespace {
+
+// An AVBuffer over memory someone else owns: the encoder's references keep the
+// owner alive, the last one releases it.
+AVBufferRef* wrap_owned_picture(const PlanarView& picture, int planes, std::shared_ptr<void> owner) {
+  uint8_t* begin = picture.plane[0];
+  uint8_t* end = begin;
+  const PlaneLayout layout = plane_layout(picture.format, picture.width, picture.height);
+  for (int i = 0; i < planes; ++i) {
+    begin = std::min(begin, picture.plane[i]);
+    end = std::max(end, picture.plane[i] + picture.pitch[i] * layout.rows[i]);
+  }
+  auto* holder = new std::shared_ptr<void>(std::move(owner));
+  AVBufferRef* buf = av_buffer_create(
+      begin, size_t(end - begin), [](void* opaque, uint8_t*) { delete static_cast<std::shared_ptr<void>*>(opaque); },
+      holder, AV_BUFFER_FLAG_READONLY);
+  if (!buf) delete holder;
+  return buf;
+}
+
+}  // namespace
+
+void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void> owner) {
   std::lock_guard lock(mutex_);
   if (finished_) throw Error(ExitCode::internal, name_ + ": picture written after finish()");
   if (!wants_more_frames()) {
@@ -110,6 +133,8 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
     f->data[i] = picture.plane[i];
     f->linesize[i] = int(picture.pitch[i]);
   }
+  if (owner && !(f->buf[0] = wrap_owned_picture(picture, planes, std::move(owner))))
+    fail(ExitCode::internal, "cannot wrap a picture", AVERROR(ENOMEM));
   f->pts = encoder_pts;
   set_frame_duration(f, encoder_duration);
   f->color_range = encoder_->color_range;
@@ -118,7 +143,7 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
   f->color_trc = encoder_->color_trc;
   f->sample_aspect_ratio = encoder_->sample_aspect_ratio;
   durations_[encoder_pts] = encoder_duration;
-  // Not reference-counted: the encoder copies the picture before this returns.
+  // Without an owner the frame is not reference-counted: the encoder copies it.
   const int r = avcodec_send_frame(encoder_.get(), f);
   av_frame_unref(f);
   if (r < 0) fail(ExitCode::internal, std::string(plan_.encoder->name) + " refused a picture", r);

@@ -148,7 +148,9 @@ void Transcoder::write_loop() {
     while (auto item = write_queue_.pop()) {
       if (failure_.failed()) continue;  // drain without writing
       if (item->frame) {
-        writer_->write_video(item->frame->picture, item->pts, item->duration);
+        // The pooled picture goes back to the pool when the encoder lets go of it.
+        writer_->write_video(item->frame->picture, item->pts, item->duration,
+                             std::make_shared<PooledBuffer>(std::move(item->frame->storage)));
         const double latency = std::chrono::duration<double, std::milli>(Clock::now() - item->read_at).count();
         std::lock_guard lock(stats_mutex_);
         stats_.latency_ms.add(latency);
