@@ -10,6 +10,7 @@ packages=(
   ffmpeg libffmpeg-nvenc-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libfftw3-dev
+  mirrormagic-data  # real pixel-art tile sheets for the xbr oracle tests
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL
 )
 
