@@ -24,10 +24,32 @@ namespace {
 
 constexpr int kWidth = 256, kHeight = 240, kFrames = 600, kScale = 2;
 
-// A scrolling scene: a tile map of few colours plus a moving sprite.
+const char* const kSheets = "/usr/share/games/mirrormagic/graphics/gfx_classic/";
+
+// A region of a real game's tile sheet (Debian's mirrormagic-data), opaque
+// RGBA, through the ffmpeg CLI; empty when the package is missing.
+HostImage load_sheet_region(const TempDir& dir, const std::string& sheet, int width, int height, int x, int y) {
+  const std::string raw = dir.file("region.rgba");
+  const CommandResult r = run_command("ffmpeg -v error -y -i " + std::string(kSheets) + sheet + " -vf crop=" +
+                                      std::to_string(width) + ":" + std::to_string(height) + ":" + std::to_string(x) +
+                                      ":" + std::to_string(y) + ",format=rgb24 -f rawvideo -pix_fmt rgba " + raw);
+  HostImage img(width, height);
+  std::ifstream in(raw, std::ios::binary);
+  if (r.exit_code != 0 || !in.read(reinterpret_cast<char*>(img.pixels.data()), img.pixels.size())) return HostImage(0, 0);
+  return img;
+}
+
+// A scrolling scene: a tile map plus a moving sprite, from a real game's
+// graphics where installed (random regions of them), else synthetic.
 std::vector<HostImage> make_scene(std::mt19937_64& rng) {
-  const HostImage tiles = synthetic_pixel_art(kWidth * 2, kHeight, 12, rng);
-  const HostImage sprite = synthetic_pixel_art(16, 16, 4, rng);
+  TempDir dir;
+  HostImage tiles = load_sheet_region(dir, "RocksElements.png", kWidth * 2, kHeight, 0, int(rng() % 241));
+  HostImage sprite = load_sheet_region(dir, "RocksHeroes.png", 16, 16, 16 * int(rng() % 32), 16 * int(rng() % 8));
+  if (tiles.width == 0 || sprite.width == 0) {
+    std::printf("mirrormagic-data is not installed: synthetic pixel art instead\n");
+    tiles = synthetic_pixel_art(kWidth * 2, kHeight, 12, rng);
+    sprite = synthetic_pixel_art(16, 16, 4, rng);
+  }
   std::vector<HostImage> frames;
   for (int f = 0; f < kFrames; ++f) {
     HostImage img(kWidth, kHeight);
