@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Times the same transcode (1080p H.264 + AAC in, libx264 out, audio copied)
-# through ffmpeg and through stylepipe's conversion-only chain, 3 runs each,
+# through ffmpeg and through stylepipe's conversion-only chain, RUNS runs each
+# (default 3) on a CLIP_SECONDS-long clip (default 20),
 # and reports medians. Usage: scripts/e2e-compare.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?}
 bin=${STYLEPIPE:-build-gpu/stylepipe}
 preset=${PRESET:-ultrafast}
-clip="$out/e2e_in.mp4"
+seconds=${CLIP_SECONDS:-20}
+clip="$out/e2e_in_${seconds}s.mp4"
 [ -e "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 \
-  -f lavfi -i sine=frequency=440:sample_rate=48000 -t 20 -c:v libx264 -preset veryfast -pix_fmt yuv420p \
+  -f lavfi -i sine=frequency=440:sample_rate=48000 -t "$seconds" -c:v libx264 -preset veryfast -pix_fmt yuv420p \
   -c:a aac "$clip"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 timeit() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || echo "FAILED: $*" >&2; e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f\n", b-a}'; }
@@ -22,5 +24,5 @@ done
 ffm=$(printf '%s\n' "${ff[@]}" | median)
 spm=$(printf '%s\n' "${sp[@]}" | median)
 ratio=$(awk -v a="$spm" -v b="$ffm" 'BEGIN{printf "%.3f", a/b}')
-echo "e2e 1080p x264 $preset: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
+echo "e2e 1080p ${seconds} s x264 $preset: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
   | tee "$out/e2e.txt"
