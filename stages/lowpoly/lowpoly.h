@@ -13,6 +13,7 @@
 #include "pipeline/stage.h"
 #include "stages/lowpoly/lowpoly_delaunay.h"
 #include "stages/lowpoly/lowpoly_math.h"
+#include "stages/lowpoly/lowpoly_strips.h"
 
 namespace sp::lowpoly {
 
@@ -43,6 +44,7 @@ struct FramePlan {
   int64_t expected_points = 0;      // interior
   int capacity = 0;                 // interior points kept at most (8 sigma above the expectation)
   std::vector<uint32_t> border;     // packed border vertices, corners included
+  int mean_spacing = 2;             // pixels between vertices on average
   uint32_t edge_weight_q16 = 0;
   uint64_t seed = 0;
   int tiles_x = 0, tiles_y = 0;
@@ -64,6 +66,10 @@ class MeshBuilder {
   int point_count() const { return int(points_.size()); }
   int dropped() const { return dropped_; }
   bool reused() const { return reused_; }
+  // The strip-parallel triangulation could not prove its result complete and
+  // the sequential one ran instead (same mesh).
+  bool fell_back() const { return fell_back_; }
+  int strip_retries() const { return strips_.retries(); }
   double build_ms() const { return build_ms_; }
   void reset() { points_.clear(), previous_.clear(), triangles_.clear(); }
 
@@ -71,8 +77,9 @@ class MeshBuilder {
   std::vector<uint32_t> points_, previous_;
   std::vector<Triangle> triangles_;
   Delaunay delaunay_;
+  StripDelaunay strips_;
   int dropped_ = 0;
-  bool reused_ = false;
+  bool reused_ = false, fell_back_ = false;
   double build_ms_ = 0;
 };
 

@@ -184,7 +184,10 @@ void LowpolyStage::process_cpu(const RgbaView& in, const RgbaView& out, const Fr
                    {"shading_ms", ms_since(t1)},
                    {"points", double(mesh_.point_count())},
                    {"triangles", double(mesh_.triangles().size())},
-                   {"mesh_reused", mesh_.reused() ? 1.0 : 0.0}};
+                   {"mesh_reused", mesh_.reused() ? 1.0 : 0.0},
+                   {"strip_retries", double(mesh_.strip_retries())},
+                   {"strip_fallback", mesh_.fell_back() ? 1.0 : 0.0},
+                   {"points_dropped", double(mesh_.dropped())}};
 }
 
 double LowpolyStage::floor_bytes(Size in, Size) const {

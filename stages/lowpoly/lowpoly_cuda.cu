@@ -158,7 +158,7 @@ struct LowpolyStage::CudaState {
   // Written by the host function, read by counters().
   const FramePlan* plan = nullptr;
   MeshBuilder* mesh = nullptr;
-  std::atomic<double> host_ms{0}, points{0}, triangles{0}, reused{0}, dropped{0};
+  std::atomic<double> host_ms{0}, points{0}, triangles{0}, reused{0}, dropped{0}, retries{0}, fallback{0};
   std::mutex error_mutex;
   std::string error;
   mutable StageCounters cached;
@@ -178,6 +178,8 @@ void CUDART_CB triangulate_on_host(void* user) {
     s->triangles = double(tris.size());
     s->reused = s->mesh->reused() ? 1.0 : 0.0;
     s->dropped = s->mesh->dropped();
+    s->retries = s->mesh->strip_retries();
+    s->fallback = s->mesh->fell_back() ? 1.0 : 0.0;
   } catch (const std::exception& e) {
     *s->h_tri_count = 0;
     std::lock_guard lock(s->error_mutex);
@@ -298,6 +300,8 @@ StageCounters LowpolyStage::counters() const {
     c.cached["triangles"] = c.triangles;
     c.cached["mesh_reused"] = c.reused;
     c.cached["points_dropped"] = c.dropped;
+    c.cached["strip_retries"] = c.retries;
+    c.cached["strip_fallback"] = c.fallback;
   }
   return c.cached;
 }

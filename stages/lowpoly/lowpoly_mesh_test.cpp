@@ -89,3 +89,48 @@ TEST(LowpolyMesh, RejectsInputsOutsideItsContract) {
 
 }  // namespace
 }  // namespace sp::lowpoly
+
+namespace sp::lowpoly {
+namespace {
+
+// The strip-parallel triangulation must give the sequential mesh exactly,
+// whatever the strip count and margin (tiny margins force retries).
+TEST(LowpolyStrips, EqualTheSequentialTriangulation) {
+  std::mt19937_64 rng(test::fresh_seed());
+  for (int trial = 0; trial < 24; ++trial) {
+    const int w = 40 + int(rng() % 600), h = 20 + int(rng() % 300);
+    std::vector<uint32_t> pts;
+    if (trial % 4 == 3) {
+      pts = oracle::grid_points(w, h, 2 + int(rng() % 5));  // co-circular everywhere
+    } else {
+      // Dense on the left third, sparse elsewhere: circles of very different sizes.
+      pts = oracle::random_points(w, h, 0, int(2 + rng() % 30), rng);
+      std::set<uint32_t> seen(pts.begin(), pts.end());
+      const int n = int(rng() % 2000);
+      for (int k = 0; k < n; ++k) {
+        const int x = 1 + int(rng() % uint64_t(k % 4 ? std::max(1, w / 3 - 1) : w - 1)), y = 1 + int(rng() % uint64_t(h - 1));
+        if (seen.insert(pack_xy(x, y)).second) pts.push_back(pack_xy(x, y));
+      }
+    }
+    std::vector<Triangle> sequential, parallel;
+    Delaunay d;
+    ASSERT_TRUE(d.triangulate(pts, w, h, sequential));
+    StripDelaunay s;
+    const int strips = 1 + int(rng() % 16), margin = 1 + int(rng() % 40);
+    ASSERT_TRUE(s.triangulate(pts, w, h, strips, margin, parallel)) << strips << " strips, margin " << margin;
+    EXPECT_EQ(oracle::canonical(parallel), oracle::canonical(sequential)) << strips << " strips, margin " << margin;
+  }
+}
+
+TEST(LowpolyStrips, CircleWithinIsExact) {
+  // Circle through (0,0), (10,0), (0,10): centre (5,5), radius sqrt(50) ~ 7.07: x in (-2.07, 12.07).
+  const uint32_t p = pack_xy(100, 100), q = pack_xy(110, 100), r = pack_xy(100, 110);
+  ASSERT_GT(orient(100, 100, 110, 100, 100, 110), 0);
+  EXPECT_TRUE(circle_within(p, q, r, 97, true, 113, true));
+  EXPECT_FALSE(circle_within(p, q, r, 98, true, 113, true));
+  EXPECT_FALSE(circle_within(p, q, r, 97, true, 112, true));
+  EXPECT_TRUE(circle_within(p, q, r, 98, false, 112, false));
+}
+
+}  // namespace
+}  // namespace sp::lowpoly

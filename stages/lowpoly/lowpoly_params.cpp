@@ -117,6 +117,7 @@ FramePlan make_plan(const LowpolySettings& s, Size size) {
   plan.capacity = int(std::min<double>(double(interior), std::ceil(n + 8 * std::sqrt(n) + 64)));
   const int spacing = s.border_spacing > 0 ? s.border_spacing
                                            : int(std::max(2.0, std::round(std::sqrt(pixels / std::max(n, 1.0)))));
+  plan.mean_spacing = spacing;
   const int kx = std::max(1, int(std::lround(double(size.width) / spacing)));
   const int ky = std::max(1, int(std::lround(double(size.height) / spacing)));
   for (int i = 0; i <= kx; ++i) {
