@@ -14,9 +14,13 @@ namespace sp::halftone {
 struct DevicePlan {
   int width = 0, height = 0, N = 0, n = 0, cells_x = 0, cells_y = 0;
   float cell_w = 0, cell_h = 0, grid_per_pixel = 0, scale = 0;
+  // The particles touch only grid rows v in [-row_offset, row_offset]; the
+  // spread and the interpolated field are stored as `rows` rows of n
+  // (row r <-> v = r - row_offset), and the FFTs are pruned to them.
+  int rows = 0, row_offset = 0;
   Window window;
   NearKernel near;
-  const float2* kernel_hat = nullptr;  // N x N (x + i y)
+  const float2* kernel_hat = nullptr;  // N x N (x + i y), transposed: index (j1 + N/2) * N + j2 + N/2
   const float* deconv = nullptr;       // N
 };
 
@@ -46,6 +50,7 @@ class FastsumGpu {
 
  private:
   void release();
+  void configure_far(const FastsumPlan& plan, ScratchAllocator& scratch);
 
   DevicePlan dp_;
   int capacity_ = 0;
@@ -57,11 +62,16 @@ class FastsumGpu {
   int* origin_ = nullptr;
   void* scan_temp_ = nullptr;
   size_t scan_bytes_ = 0;
-  float* grid_ = nullptr;
-  cufftComplex* half_ = nullptr;
-  cufftComplex* band_ = nullptr;
-  cufftComplex* field_ = nullptr;
-  cufftHandle r2c_ = 0, c2c_ = 0;
+  // Far field, pruned 2D FFTs as 1D passes (see fastsum_far.cu).
+  float* grid_ = nullptr;               // rows x n spread
+  cufftComplex* rows_hat_ = nullptr;    // rows x (n/2+1): R2C along x
+  cufftComplex* cols_ = nullptr;        // N/2 x n: transposed, zero outside the rows
+  cufftComplex* spectrum_ = nullptr;    // N/2 x n: C2C along y (j1 >= 0 half)
+  cufftComplex* band_ = nullptr;        // N x n: multiplied band by columns (j1 + N/2)
+  cufftComplex* col_field_ = nullptr;   // N x n: inverse C2C along y
+  cufftComplex* rows_in_ = nullptr;     // rows x n: transposed back, zero outside the band
+  cufftComplex* field_ = nullptr;       // rows x n: inverse C2C along x = Fx + i Fy
+  cufftHandle fft_rows_r2c_ = 0, fft_cols_ = 0, ifft_cols_ = 0, ifft_rows_ = 0;
   bool plans_ = false;
 };
 

@@ -38,11 +38,12 @@ struct ErrorReport {
 };
 
 // Relative RMS error of the fast forces against the direct sum.
-double fast_error(std::vector<float2> pts, int w, int h, int m, int p, double near_px) {
+double fast_error(std::vector<float2> pts, int w, int h, int m, int p, double near_px, double sigma = 2.0) {
   FastsumSettings s;
   s.m = m;
   s.p = p;
   s.near_radius_px = near_px;
+  s.sigma = sigma;
   const FastsumPlan plan = make_fastsum_plan(w, h, s);
   FastsumCpu fast(plan, int(pts.size()));
   fast.sort(pts.data(), int(pts.size()));
@@ -107,6 +108,18 @@ TEST(HalftoneFastsum, MatchesDirectSumOnImagePoints) {
     const double err = fast_error(image_points(count, w, h, rng), w, h, 5, 5, near);
     EXPECT_LE(err, 1e-3) << count << " points, seed " << test::fresh_seed();
     std::printf("image %d points: relative RMS error %.3g\n", count, err);
+  }
+}
+
+// Cheaper settings (smaller oversampling, larger near field) stay accurate.
+TEST(HalftoneFastsum, CheaperGridsStayAccurate) {
+  std::mt19937_64 rng(test::fresh_seed() + 3);
+  const auto pts = image_points(20000, 220, 180, rng);
+  const double density = 20000.0 / (220 * 180);
+  for (auto [sigma, neighbours] : {std::pair{1.5, 24.0}, std::pair{2.0, 48.0}, std::pair{1.5, 48.0}}) {
+    const double err = fast_error(pts, 220, 180, 5, 5, std::sqrt(neighbours / (M_PI * density)), sigma);
+    std::printf("sigma %.2f, %g neighbours: relative RMS error %.3g\n", sigma, neighbours, err);
+    EXPECT_LE(err, 1e-3);
   }
 }
 

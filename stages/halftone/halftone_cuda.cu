@@ -30,29 +30,41 @@ const char* const kMarkNames[kMarks] = {"",       "setup",       "attraction", "
                                         "interpolate", "near_field", "move",  "",     "render"};
 
 struct Profile {
-  cudaEvent_t event[kMarks] = {};
-  bool pending = false;
-  int iterations = 0;  // of the pending frame
+  static constexpr int kSets = 8;  // frames the host may run ahead of the device
+  cudaEvent_t event[kSets][kMarks] = {};
+  bool pending[kSets] = {};
+  int iterations[kSets] = {};
+  int current = 0;  // set being recorded this frame
   int frames = 0;
   double ms[kMarks] = {};
   double iteration_ms = 0;  // mean time of one whole iteration
   int dots = 0;
 
+  bool on() const { return event[0][0] != nullptr; }
+  cudaEvent_t at(Mark m) const { return event[current][m]; }
   void record(Mark m, cudaStream_t s) const {
-    if (event[0]) SP_CUDA_CHECK(cudaEventRecord(event[m], s));
+    if (on()) SP_CUDA_CHECK(cudaEventRecord(event[current][m], s));
   }
+  // Adds every completed frame's timings; never waits.
   void collect(const FrameNumbers& numbers) {
-    if (!pending || cudaEventQuery(event[kEnd]) != cudaSuccess) return;
-    float t = 0;
-    for (int i = 1; i < kMarks; ++i) {
-      SP_CUDA_CHECK(cudaEventElapsedTime(&t, event[i - 1], event[i]));
-      ms[i] += t;
+    for (int k = 0; k < kSets; ++k) {
+      if (!pending[k] || cudaEventQuery(event[k][kEnd]) != cudaSuccess) continue;
+      float t = 0;
+      for (int i = 1; i < kMarks; ++i) {
+        SP_CUDA_CHECK(cudaEventElapsedTime(&t, event[k][i - 1], event[k][i]));
+        ms[i] += t;
+      }
+      SP_CUDA_CHECK(cudaEventElapsedTime(&t, event[k][kAttraction], event[k][kIterated]));
+      iteration_ms += iterations[k] > 0 ? t / iterations[k] : 0.0;
+      dots = numbers.count;
+      ++frames;
+      pending[k] = false;
     }
-    SP_CUDA_CHECK(cudaEventElapsedTime(&t, event[kAttraction], event[kIterated]));
-    iteration_ms += iterations > 0 ? t / iterations : 0.0;
-    dots = numbers.count;
-    ++frames;
-    pending = false;
+  }
+  void begin_frame() { current = (current + 1) % kSets; pending[current] = false; }
+  void end_frame(int its) {
+    pending[current] = on();
+    iterations[current] = its;
   }
 };
 
@@ -157,8 +169,8 @@ void CUDART_CB write_points_callback(void* data) {
 void HalftoneStage::release_cuda() {
   if (!cuda_) return;
   Profile& pr = cuda_->profile;
-  if (pr.event[0]) {
-    cudaEventSynchronize(pr.event[kEnd]);
+  if (pr.on()) {
+    cudaDeviceSynchronize();
     pr.collect(*cuda_->numbers_host);
     if (pr.frames > 0) {
       std::fprintf(stderr, "halftone profile: %d dots, %d frames, ms per frame: iteration %.4f", pr.dots, pr.frames,
@@ -167,7 +179,8 @@ void HalftoneStage::release_cuda() {
         if (kMarkNames[i][0]) std::fprintf(stderr, ", %s %.4f", kMarkNames[i], pr.ms[i] / pr.frames);
       std::fprintf(stderr, " (sort..move: first iteration)\n");
     }
-    for (cudaEvent_t e : pr.event) cudaEventDestroy(e);
+    for (auto& set : pr.event)
+      for (cudaEvent_t e : set) cudaEventDestroy(e);
   }
   cudaFreeHost(cuda_->numbers_host);
   cudaFreeHost(cuda_->points_host);
@@ -184,7 +197,8 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
     cuda_ = new Cuda();
     SP_CUDA_CHECK(cudaMallocHost(&cuda_->numbers_host, sizeof(FrameNumbers)));
     if (settings_.profile)
-      for (cudaEvent_t& e : cuda_->profile.event) SP_CUDA_CHECK(cudaEventCreate(&e));
+      for (auto& set : cuda_->profile.event)
+        for (cudaEvent_t& e : set) SP_CUDA_CHECK(cudaEventCreate(&e));
   }
   Cuda& c = *cuda_;
   *c.numbers_host = FrameNumbers{};
@@ -219,6 +233,7 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   const int blocks = c.fastsum.particle_blocks();
   Profile& pr = c.profile;
   pr.collect(*c.numbers_host);
+  pr.begin_frame();
   pr.record(kStart, stream);
   ink_rows<<<h, kThreads, 0, stream>>>(in, stage_ink_scale(settings_), c.ink, c.row_sums);
   SP_CUDA_CHECK_LAUNCH();
@@ -242,11 +257,11 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   const int* count = &c.numbers->count;
   const int iterations = warm ? settings_.video_iterations : settings_.iterations;
   for (int k = 0; k < iterations; ++k) {
-    const bool timed = k == 0 && pr.event[0];
+    const bool timed = k == 0 && pr.on();
     c.fastsum.sort(c.pos, c.sorted, count, stream);
     if (timed) pr.record(kSort, stream);
-    c.fastsum.far_field(c.sorted, count, c.force, stream, timed ? pr.event[kSpread] : nullptr,
-                        timed ? pr.event[kFft] : nullptr);
+    c.fastsum.far_field(c.sorted, count, c.force, stream, timed ? pr.at(kSpread) : nullptr,
+                        timed ? pr.at(kFft) : nullptr);
     if (timed) pr.record(kInterpolate, stream);
     c.fastsum.add_near_field(c.sorted, count, c.force, stream);
     if (timed) pr.record(kNear, stream);
@@ -267,8 +282,7 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
                                         render_params(settings_, plan_, dot_radius_));
   SP_CUDA_CHECK_LAUNCH();
   pr.record(kEnd, stream);
-  pr.pending = pr.event[0] != nullptr;
-  pr.iterations = iterations;
+  pr.end_frame(iterations);
   std::swap(c.ink, c.old_ink);
   ++frames_done_;
   SP_CUDA_CHECK(cudaMemcpyAsync(c.numbers_host, c.numbers, sizeof(FrameNumbers), cudaMemcpyDeviceToHost, stream));
