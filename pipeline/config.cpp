@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <filesystem>
 #include <map>
 
 #include "pipeline/config_values.h"
@@ -180,6 +182,14 @@ void read_stage(const YAML::Node& key, const YAML::Node& value, Diagnostics& dia
   std::map<std::string, YAML::Node> given;
   const Section section{desc->params, fmt::format("stage '{}'", name), "parameter"};
   if (!read_section(section, value, diag, stage.params, &given)) return;
+  const std::filesystem::path config_dir = std::filesystem::path(config.path).parent_path();
+  for (const ParamSpec& spec : desc->params) {
+    if (!spec.config_relative_path || !stage.params.given(spec.name) || config_dir.empty()) continue;
+    const std::string& file = stage.params.get_string(spec.name);
+    const bool keyword = std::find(spec.choices.begin(), spec.choices.end(), file) != spec.choices.end();
+    if (!keyword && !file.empty() && std::filesystem::path(file).is_relative())
+      stage.params.set(spec.name, (config_dir / file).lexically_normal().string());
+  }
   if (desc->validate) {
     std::optional<std::string> problem;
     try {

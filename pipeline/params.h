@@ -25,6 +25,9 @@ struct ParamSpec {
   std::vector<std::string> choices;  // for ParamType::choice
   std::string doc;
   bool optional_default = false;  // true: the default means "unset/auto" (e.g. width)
+  // A string naming a file: a relative path written in a config file is taken
+  // relative to that file's directory (values listed in `choices` are keywords, kept).
+  bool config_relative_path = false;
 };
 
 // Validated parameter values of one stage instance. Every key of the table is present.
