@@ -1,7 +1,12 @@
 #include "codecs/ffmpeg_util.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -245,6 +250,17 @@ std::vector<std::string> FfmpegLogWatch::take_errors() {
 std::string FfmpegLogWatch::last_error() const {
   std::lock_guard lock(g_watch_mutex);
   return state_->last;
+}
+
+void grow_pipe(int fd, size_t bytes) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+  size_t limit = 1 << 20;
+  std::ifstream("/proc/sys/fs/pipe-max-size") >> limit;
+  const int want = int(std::min({bytes, limit, size_t(1) << 30}));
+  const int got = fcntl(fd, F_SETPIPE_SZ, want);
+  if (got < 0) log_debug("cannot grow the pipe on fd {} to {} bytes", fd, want);
+  else log_debug("pipe on fd {} holds {} bytes", fd, got);
 }
 
 }  // namespace sp

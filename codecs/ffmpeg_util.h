@@ -66,6 +66,10 @@ std::optional<ColorMatrix> matrix_from_av(AVColorSpace space);
 const char* to_string(ColorMatrix matrix);
 const char* to_string(ColorRange range);
 
+// Grows the kernel buffer of `fd` to `bytes` (as far as the system allows)
+// when it is a pipe; anything else is left alone.
+void grow_pipe(int fd, size_t bytes);
+
 // Installs (once) the FFmpeg log callback. Safe to call from any thread.
 void install_ffmpeg_log();
 

@@ -6,6 +6,7 @@ extern "C" {
 }
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -296,7 +297,12 @@ bool MediaWriter::try_open_output(const std::vector<const CopyStream*>& streams,
   if (options_.low_latency) muxer_->flush_packets = 1;
 
   if (!(plan_.format->flags & AVFMT_NOFILE)) {
-    r = avio_open2(&muxer_->pb, plan_.ffmpeg_url.c_str(), AVIO_FLAG_WRITE, nullptr, nullptr);
+    // Live output to a pipe: each packet in one write(), and a pipe that holds
+    // two pictures, instead of 32 KB writes each waking the consumer.
+    const bool live_pipe = options_.low_latency && plan_.ffmpeg_url == "pipe:1";
+    if (live_pipe) grow_pipe(STDOUT_FILENO, 2 * plane_layout(encoder_format_, output_size_.width, output_size_.height).total_bytes());
+    r = avio_open2(&muxer_->pb, plan_.ffmpeg_url.c_str(), AVIO_FLAG_WRITE | (live_pipe ? AVIO_FLAG_DIRECT : 0), nullptr,
+                   nullptr);
     if (r < 0) {
       av_dict_free(&opts);
       fail(ExitCode::io_error, "cannot open for writing", r);

@@ -6,6 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?}
+mkdir -p "$out"
 bin=${STYLEPIPE:-build-gpu/stylepipe}
 preset=${PRESET:-ultrafast}
 seconds=${CLIP_SECONDS:-20}
