@@ -116,7 +116,8 @@ TEST(LowpolyStrips, EqualTheSequentialTriangulation) {
     Delaunay d;
     ASSERT_TRUE(d.triangulate(pts, w, h, sequential));
     StripDelaunay s;
-    const int strips = 1 + int(rng() % 16), margin = 1 + int(rng() % 40);
+    const int strips = 1 + int(rng() % 32);
+    const double margin = 0.05 + 4.0 * double(rng() % 1000) / 1000;
     ASSERT_TRUE(s.triangulate(pts, w, h, strips, margin, parallel)) << strips << " strips, margin " << margin;
     EXPECT_EQ(oracle::canonical(parallel), oracle::canonical(sequential)) << strips << " strips, margin " << margin;
   }

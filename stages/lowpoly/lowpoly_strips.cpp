@@ -1,6 +1,7 @@
 #include "stages/lowpoly/lowpoly_strips.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "pipeline/parallel.h"
 
@@ -52,30 +53,49 @@ void StripDelaunay::run_strip(Strip& s, const std::vector<uint32_t>& points, int
     for (Triangle t : s.mesh) {
       t = {pack_xy(unpack_x(t.a) + left, unpack_y(t.a)), pack_xy(unpack_x(t.b) + left, unpack_y(t.b)),
            pack_xy(unpack_x(t.c) + left, unpack_y(t.c))};
-      const int sx = unpack_x(t.a) + unpack_x(t.b) + unpack_x(t.c);
-      if (sx < 3 * x0 || sx >= 3 * x1) continue;  // another strip's triangle
+      // Every local triangle reaching into the strip's columns must be
+      // certified: then whatever covers an owned centroid is a true triangle,
+      // so every true triangle owned here is in this local mesh.
+      const int lo = imin3(unpack_x(t.a), unpack_x(t.b), unpack_x(t.c));
+      const int hi = imax3(unpack_x(t.a), unpack_x(t.b), unpack_x(t.c));
+      if (lo >= x1 || hi < x0) continue;
       bool fake = false;
       for (int i = 0; i < added_count; ++i) fake |= t.a == added[i] || t.b == added[i] || t.c == added[i];
       if (fake || !circle_within(t.a, t.b, t.c, left, left > 0, right, right < width)) {
         complete = false;
         break;
       }
-      s.kept.push_back(t);
+      const int sx = unpack_x(t.a) + unpack_x(t.b) + unpack_x(t.c);
+      if (sx >= 3 * x0 && sx < 3 * x1) s.kept.push_back(t);  // owned: centroid in [x0, x1)
     }
     if (complete || (left == 0 && right == width)) return;
   }
 }
 
-bool StripDelaunay::triangulate(const std::vector<uint32_t>& points, int width, int height, int strips, int margin,
-                                std::vector<Triangle>& out) {
+bool StripDelaunay::triangulate(const std::vector<uint32_t>& points, int width, int height, int strips,
+                                double margin_spacings, std::vector<Triangle>& out) {
   out.clear();
   strips = std::max(1, std::min(strips, width));
-  strips_.resize(size_t(strips));
-  parallel_for(strips, [&](int k0, int k1) {
+  // Boundaries at quantiles of x: strips of about equal point counts.
+  column_counts_.assign(size_t(width) + 2, 0);
+  for (uint32_t p : points) ++column_counts_[unpack_x(p)];
+  bounds_.assign(1, 0);
+  int64_t seen = 0;
+  for (int x = 0; x <= width; ++x) {
+    seen += column_counts_[x];
+    const int64_t k = int64_t(bounds_.size());
+    if (k < strips && seen * strips >= k * int64_t(points.size()) && x + 1 > bounds_.back()) bounds_.push_back(x + 1);
+  }
+  bounds_.push_back(width + 1);
+  const int count = int(bounds_.size()) - 1;
+  strips_.resize(size_t(count));
+  parallel_for(count, [&](int k0, int k1) {
     for (int k = k0; k < k1; ++k) {
-      const int x0 = int(int64_t(k) * width / strips);
-      const int x1 = k + 1 == strips ? width + 1 : int(int64_t(k + 1) * width / strips);
-      run_strip(strips_[k], points, x0, x1, width, height, std::max(1, margin));
+      const int x0 = bounds_[k], x1 = bounds_[k + 1];
+      int64_t inside = 0;
+      for (int x = x0; x < x1 && x <= width; ++x) inside += column_counts_[x];
+      const double spacing = std::sqrt(double(height) * (x1 - x0) / double(std::max<int64_t>(1, inside)));
+      run_strip(strips_[k], points, x0, x1, width, height, std::max(1, int(std::lround(margin_spacings * spacing))));
     }
   });
   retries_ = 0;

@@ -1,18 +1,22 @@
 #pragma once
 // The Delaunay triangulation computed in parallel vertical strips, exactly.
 //
-// Strip k owns the triangles whose centroid lies in its columns [x0, x1).
+// The strips hold about equal numbers of points (boundaries at quantiles of
+// x) and are handed to the workers dynamically. Strip k owns the triangles
+// whose centroid lies in its columns [x0, x1).
 // It triangulates only the points within a margin m around it (inside the
 // rectangle [L, R] x [0, H], L = x0 - m, R = x1 + m, with that rectangle's
-// corners added where they are not real points) and keeps an owned triangle
-// only when it is certified: no added corner, and its circumcircle strictly
-// inside L < x < R. Such a circle holds the same points in the strip as in the
-// whole set, so the triangle is a triangle of the full (unique, perturbed)
-// Delaunay triangulation. A strip with an owned triangle it cannot certify
-// doubles its margin and tries again. The union is then a set of distinct
-// full-Delaunay triangles; having exactly 2n - 2 - h of them proves it is all
-// of them. Otherwise triangulate() returns false and the caller falls back
-// to the sequential triangulation (the same unique result, slower).
+// corners added where they are not real points). A local triangle is
+// certified when it has no added corner and its circumcircle lies strictly
+// inside L < x < R: that circle holds the same points locally as in the whole
+// set, so the triangle is a triangle of the full (unique, perturbed) Delaunay
+// triangulation. When every local triangle reaching into [x0, x1) is
+// certified, the local triangle covering any owned centroid is a true
+// triangle, hence the owned true triangle itself: the strip has all of its
+// triangles. Otherwise it doubles its margin and tries again. As a safety
+// net, the union must have exactly 2n - 2 - h triangles; if not,
+// triangulate() returns false and the caller falls back to the sequential
+// triangulation (the same unique result, slower).
 #include <cstdint>
 #include <vector>
 
@@ -26,8 +30,9 @@ bool circle_within(uint32_t a, uint32_t b, uint32_t c, int left, bool check_left
 
 class StripDelaunay {
  public:
-  // `strips` workers; `margin` the first margin in pixels. Same contract as Delaunay::triangulate.
-  bool triangulate(const std::vector<uint32_t>& points, int width, int height, int strips, int margin,
+  // Up to `strips` strips; the first margin of a strip is `margin_spacings`
+  // times its mean vertex spacing. Same contract as Delaunay::triangulate.
+  bool triangulate(const std::vector<uint32_t>& points, int width, int height, int strips, double margin_spacings,
                    std::vector<Triangle>& out);
   int retries() const { return retries_; }
 
@@ -40,6 +45,7 @@ class StripDelaunay {
   };
   void run_strip(Strip& s, const std::vector<uint32_t>& points, int x0, int x1, int width, int height, int margin);
   std::vector<Strip> strips_;
+  std::vector<int> bounds_, column_counts_;
   int retries_ = 0;
 };
 
