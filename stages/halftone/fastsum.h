@@ -46,7 +46,7 @@ struct FastsumPlan {
 
 FastsumPlan make_fastsum_plan(int width, int height, const FastsumSettings& settings);
 std::mutex& fftw_planner_mutex();
-// Smallest even n >= x whose prime factors are 2, 3, 5, 7 (fast FFT sizes).
+// Smallest even n >= x whose prime factors are 2, 3, 5 (fast FFT sizes on both backends).
 int nice_fft_size(double x);  // FFTW's planner is not thread-safe
 
 // Double-precision pieces of the plan, exposed for the tests.

@@ -12,6 +12,7 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <climits>
 #include <string>
 
 #include "pipeline/cuda_check.h"
@@ -33,17 +34,57 @@ constexpr int kTile = 32;
 
 __device__ __forceinline__ int wrap_once(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
 
-__global__ void spread(const float2* pos, const int* count, DevicePlan p, float* grid) {
+// Spread (B^T). Particles are sorted by cell, so a block's chunk of 512
+// consecutive particles covers a short strip of the grid: it accumulates the
+// chunk in a shared-memory tile and adds the tile to the grid with one global
+// atomic per touched point (cuFINUFFT's "SM" scheme). Chunks whose strip does
+// not fit (a chunk crossing cell rows) use global atomics directly.
+constexpr int kSpreadChunk = 512;
+constexpr int kTileFloats = 12000;  // 47 KB (static shared memory stops at 48 KB)
+
+__global__ void __launch_bounds__(kThreads) spread(const float2* pos, const int* count, DevicePlan p, float* grid) {
+  __shared__ float tile[kTileFloats];
+  __shared__ int box[4];  // min x, max x, min y, max y of the first grid indices
   const int m = *count, m2 = 2 * p.window.m, n = p.n;
   const float cx = 0.5f * p.width, cy = 0.5f * p.height;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
-    float wx[2 * kMaxCutoff], wy[2 * kMaxCutoff];
-    const int fx = window_weights(p.window, (pos[i].x - cx) * p.grid_per_pixel, wx);
-    const int fy = window_weights(p.window, (pos[i].y - cy) * p.grid_per_pixel, wy);
-    for (int k = 0; k < m2; ++k) {
-      float* row = grid + size_t(fy + k + p.row_offset) * n;
-      for (int j = 0; j < m2; ++j) atomicAdd(row + wrap_once(fx + j, n), wy[k] * wx[j]);
+  for (int begin = blockIdx.x * kSpreadChunk; begin < m; begin += gridDim.x * kSpreadChunk) {
+    const int end = min(begin + kSpreadChunk, m);
+    if (threadIdx.x == 0) box[0] = box[2] = INT_MAX, box[1] = box[3] = INT_MIN;
+    __syncthreads();
+    int lx = INT_MAX, hx = INT_MIN, ly = INT_MAX, hy = INT_MIN;
+    for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      const int fx = int(floorf((pos[i].x - cx) * p.grid_per_pixel)), fy = int(floorf((pos[i].y - cy) * p.grid_per_pixel));
+      lx = min(lx, fx), hx = max(hx, fx), ly = min(ly, fy), hy = max(hy, fy);
     }
+    atomicMin(&box[0], lx), atomicMax(&box[1], hx), atomicMin(&box[2], ly), atomicMax(&box[3], hy);
+    __syncthreads();
+    const int x0 = box[0] - p.window.m + 1, y0 = box[2] - p.window.m + 1;
+    const int bw = box[1] - box[0] + m2, bh = box[3] - box[2] + m2;
+    const bool tiled = bw * bh <= kTileFloats;
+    if (tiled)
+      for (int e = threadIdx.x; e < bw * bh; e += blockDim.x) tile[e] = 0.f;
+    __syncthreads();
+    for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      float wx[2 * kMaxCutoff], wy[2 * kMaxCutoff];
+      const int fx = window_weights(p.window, (pos[i].x - cx) * p.grid_per_pixel, wx);
+      const int fy = window_weights(p.window, (pos[i].y - cy) * p.grid_per_pixel, wy);
+      for (int k = 0; k < m2; ++k) {
+        if (tiled) {
+          float* row = tile + (fy + k - y0) * bw + (fx - x0);
+          for (int j = 0; j < m2; ++j) atomicAdd(row + j, wy[k] * wx[j]);
+        } else {
+          float* row = grid + size_t(fy + k + p.row_offset) * n;
+          for (int j = 0; j < m2; ++j) atomicAdd(row + wrap_once(fx + j, n), wy[k] * wx[j]);
+        }
+      }
+    }
+    __syncthreads();
+    if (tiled)
+      for (int e = threadIdx.x; e < bw * bh; e += blockDim.x) {
+        const float v = tile[e];
+        if (v != 0.f) atomicAdd(grid + size_t(y0 + e / bw + p.row_offset) * n + wrap_once(x0 + e % bw, n), v);
+      }
+    __syncthreads();  // the next chunk reuses box and tile
   }
 }
 
@@ -133,6 +174,10 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
   // Rows the spread can touch: |v| <= height/2 * grid_per_pixel + m (+ margin for rounding).
   dp_.row_offset = std::min(n / 2 - 1, int(std::ceil(0.5 * plan.height * plan.grid_per_pixel)) + m + 2);
   dp_.rows = 2 * dp_.row_offset + 1;
+  int sms = 0, device = 0;
+  SP_CUDA_CHECK(cudaGetDevice(&device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  spread_blocks_ = std::max(1, std::min((capacity_ + kSpreadChunk - 1) / kSpreadChunk, sms * 4));
   const size_t rows = size_t(dp_.rows), hw = size_t(n / 2 + 1), nn = size_t(n);
   std::vector<std::complex<float>> transposed(size_t(N) * N);
   for (int a = 0; a < N; ++a)
@@ -170,7 +215,7 @@ void FastsumGpu::far_field(const float2* sorted, const int* count, float2* force
                            cudaEvent_t after_spread, cudaEvent_t after_fft) {
   const int n = dp_.n, N = dp_.N, rows = dp_.rows, a = dp_.row_offset;
   SP_CUDA_CHECK(cudaMemsetAsync(grid_, 0, size_t(rows) * n * sizeof(float), stream));
-  spread<<<particle_blocks_, kThreads, 0, stream>>>(sorted, count, dp_, grid_);
+  spread<<<spread_blocks_, kThreads, 0, stream>>>(sorted, count, dp_, grid_);
   SP_CUDA_CHECK_LAUNCH();
   if (after_spread) SP_CUDA_CHECK(cudaEventRecord(after_spread, stream));
   for (cufftHandle h : {fft_rows_r2c_, fft_cols_, ifft_cols_, ifft_rows_}) SP_CUFFT_CHECK(cufftSetStream(h, stream));

@@ -55,6 +55,7 @@ class FastsumGpu {
   DevicePlan dp_;
   int capacity_ = 0;
   int particle_blocks_ = 1;
+  int spread_blocks_ = 1;
   int* cell_count_ = nullptr;  // cells + 1
   int* cell_start_ = nullptr;  // cells + 1
   int* key_ = nullptr;

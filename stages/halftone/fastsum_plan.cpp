@@ -22,7 +22,7 @@ int nice_fft_size(double x) {
   for (int n = std::max(8, int(std::ceil(x))); ; ++n) {
     if (n % 2) continue;
     int r = n;
-    for (int f : {2, 3, 5, 7})
+    for (int f : {2, 3, 5})
       while (r % f == 0) r /= f;
     if (r == 1) return n;
   }
