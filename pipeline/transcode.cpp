@@ -375,6 +375,15 @@ int Transcoder::run(MediaReader& reader) {
   const auto t0 = Clock::now();
   progress_ = std::make_unique<ProgressReporter>(options_.progress, reader.video().duration_seconds,
                                                  reader.video().frame_count_estimate);
+  // Live input: start the device before taking frames, so that the first
+  // ones do not wait in our queue for it (a live source waits in its pipe).
+  if (options_.low_latency) {
+    try {
+      resolve_backend();
+    } catch (...) {
+      failure_.set(std::current_exception());
+    }
+  }
   std::thread read_thread([&] { read_loop(reader); });
   std::thread write_thread([&] { write_loop(); });
   try {

@@ -31,6 +31,9 @@ s = json.load(open(sys.argv[1]))
 l = s["latency_ms"]
 print(f"frames in {s['frames']['in']} out {s['frames']['out']} dropped {s['frames']['dropped']}; "
       f"latency p50 {l['p50']:.2f} ms p99 {l['p99']:.2f} ms max {l['max']:.2f} ms")
+steps = {k: v["p50"] for k, v in s["steps_ms"].items()}
+steps.update({st["name"]: st["ms"]["p50"] for st in s["stages"]})
+print("GPU steps p50 (ms):", ", ".join(f"{k} {v:.3f}" for k, v in sorted(steps.items())))
 PY
 
 echo "=== side by side: 480x270 30 fps 10 s H.264 -> xbr 4x -> libx264 ultrafast ==="
