@@ -34,12 +34,12 @@ constexpr int kTile = 32;
 
 __device__ __forceinline__ int wrap_once(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
 
-// Spread (B^T). Particles are sorted by cell, so a block's chunk of 512
-// consecutive particles covers a short strip of the grid: it accumulates the
+// Spread (B^T). Particles are sorted by cell, so a block's chunk of (up to)
+// 512 consecutive particles covers a short strip of the grid: it accumulates the
 // chunk in a shared-memory tile and adds the tile to the grid with one global
 // atomic per touched point (cuFINUFFT's "SM" scheme). Chunks whose strip does
 // not fit (a chunk crossing cell rows) use global atomics directly.
-constexpr int kSpreadChunk = 512;
+constexpr int kSpreadChunk = 512;  // largest chunk; small sets use smaller ones to fill the GPU
 constexpr int kTileFloats = 12000;  // 47 KB (static shared memory stops at 48 KB)
 
 __global__ void __launch_bounds__(kThreads) spread(const float2* pos, const int* count, DevicePlan p, float* grid) {
@@ -47,8 +47,9 @@ __global__ void __launch_bounds__(kThreads) spread(const float2* pos, const int*
   __shared__ int box[4];  // min x, max x, min y, max y of the first grid indices
   const int m = *count, m2 = 2 * p.window.m, n = p.n;
   const float cx = 0.5f * p.width, cy = 0.5f * p.height;
-  for (int begin = blockIdx.x * kSpreadChunk; begin < m; begin += gridDim.x * kSpreadChunk) {
-    const int end = min(begin + kSpreadChunk, m);
+  const int chunk = p.spread_chunk;
+  for (int begin = blockIdx.x * chunk; begin < m; begin += gridDim.x * chunk) {
+    const int end = min(begin + chunk, m);
     if (threadIdx.x == 0) box[0] = box[2] = INT_MAX, box[1] = box[3] = INT_MIN;
     __syncthreads();
     int lx = INT_MAX, hx = INT_MIN, ly = INT_MAX, hy = INT_MIN;
@@ -177,7 +178,9 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
   int sms = 0, device = 0;
   SP_CUDA_CHECK(cudaGetDevice(&device));
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  spread_blocks_ = std::max(1, std::min((capacity_ + kSpreadChunk - 1) / kSpreadChunk, sms * 4));
+  dp_.spread_chunk = kSpreadChunk;
+  while (dp_.spread_chunk > 64 && capacity_ / dp_.spread_chunk < 2 * sms) dp_.spread_chunk /= 2;
+  spread_blocks_ = std::max(1, std::min((capacity_ + dp_.spread_chunk - 1) / dp_.spread_chunk, sms * 4));
   const size_t rows = size_t(dp_.rows), hw = size_t(n / 2 + 1), nn = size_t(n);
   std::vector<std::complex<float>> transposed(size_t(N) * N);
   for (int a = 0; a < N; ++a)

@@ -18,6 +18,7 @@ struct DevicePlan {
   // spread and the interpolated field are stored as `rows` rows of n
   // (row r <-> v = r - row_offset), and the FFTs are pruned to them.
   int rows = 0, row_offset = 0;
+  int spread_chunk = 512;  // particles per block of the tiled spread
   Window window;
   NearKernel near;
   const float2* kernel_hat = nullptr;  // N x N (x + i y), transposed: index (j1 + N/2) * N + j2 + N/2
