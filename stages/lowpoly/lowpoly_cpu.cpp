@@ -137,7 +137,8 @@ void LowpolyStage::cpu_shade(const RgbaView& in, const RgbaView& out) {
         continue;
       }
       const PixelBox b = pixel_box(tris[t], w, h);
-      uint32_t sum[4] = {0, 0, 0, 0}, count = 0;
+      uint64_t sum[4] = {0, 0, 0, 0};
+      uint32_t count = 0;
       for (int y = b.y0; y <= b.y1; ++y)
         for (int x = b.x0; x <= b.x1; ++x)
           if (covers(tris[t], x, y)) {

@@ -96,14 +96,15 @@ __global__ void color_kernel(const Triangle* tris, const int* count, RgbaView in
   }
   const PixelBox b = pixel_box(tri, in.width, in.height);
   const int bw = b.x1 - b.x0 + 1, n = bw * (b.y1 - b.y0 + 1);
-  uint32_t sum[4] = {0, 0, 0, 0}, covered = 0;
+  uint32_t lane_sum[4] = {0, 0, 0, 0}, covered = 0;  // a lane sees < 2^23 pixels: no overflow
   for (int i = lane; i < n; i += 32) {
     const int x = b.x0 + i % bw, y = b.y0 + i / bw;
     if (!covers(tri, x, y)) continue;
     const uint32_t p = in.row32(y)[x];
-    for (int k = 0; k < 4; ++k) sum[k] += (p >> (8 * k)) & 0xFF;
+    for (int k = 0; k < 4; ++k) lane_sum[k] += (p >> (8 * k)) & 0xFF;
     ++covered;
   }
+  uint64_t sum[4] = {lane_sum[0], lane_sum[1], lane_sum[2], lane_sum[3]};
   for (int o = 16; o > 0; o >>= 1) {
     covered += __shfl_down_sync(0xFFFFFFFFu, covered, o);
     for (int k = 0; k < 4; ++k) sum[k] += __shfl_down_sync(0xFFFFFFFFu, sum[k], o);

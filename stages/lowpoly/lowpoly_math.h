@@ -109,11 +109,12 @@ SP_HD PixelBox pixel_box(const Triangle& t, int w, int h) {
   return b;
 }
 
-// Rounded mean of channel sums over `count` pixels; count 0 gives 0.
-SP_HD uint32_t mean_color(const uint32_t sum[4], uint32_t count) {
+// Rounded mean of channel sums over `count` pixels; count 0 gives 0. (Sums are
+// 64-bit: one triangle may cover most of a 16383 x 16383 frame.)
+SP_HD uint32_t mean_color(const uint64_t sum[4], uint32_t count) {
   if (count == 0) return 0;
   uint32_t out = 0;
-  for (int c = 0; c < 4; ++c) out |= uint32_t((uint64_t(sum[c]) + count / 2) / count) << (8 * c);
+  for (int c = 0; c < 4; ++c) out |= uint32_t((sum[c] + count / 2) / count) << (8 * c);
   return out;
 }
 
