@@ -104,6 +104,7 @@ class MediaWriter {
   void write_muxed(AVPacket* packet);
   void warn(const std::string& message);
   [[noreturn]] void fail(ExitCode code, const std::string& what, int error);
+  bool write_raw_in_place(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void>& owner);
 
   OutputOptions options_;
   OutputPlan plan_;

@@ -123,6 +123,8 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
   last_encoder_pts_ = encoder_pts;
   const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
 
+  if (owner && write_raw_in_place(picture, encoder_pts, encoder_duration, owner)) return;
+
   AVFrame* f = frame_.get();
   av_frame_unref(f);
   f->format = encoder_av_format_;
@@ -149,6 +151,33 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
   if (r < 0) fail(ExitCode::internal, std::string(plan_.encoder->name) + " refused a picture", r);
   ++frames_written_;
   drain_encoder();
+}
+
+// rawvideo's encoder only copies the planes back to back into a packet: when
+// the picture already is laid out so, the packet is the picture itself. Saves
+// a copy of every frame, which live output feels as latency.
+bool MediaWriter::write_raw_in_place(const PlanarView& picture, int64_t pts, int64_t duration,
+                                     std::shared_ptr<void>& owner) {
+  if (plan_.encoder->id != AV_CODEC_ID_RAWVIDEO || encoded_size_ != Size{picture.width, picture.height}) return false;
+  const PlaneLayout layout = plane_layout(encoder_format_, picture.width, picture.height);
+  for (int i = 0; i < layout.count; ++i) {
+    if (picture.pitch[i] != layout.pitch[i]) return false;
+    if (i > 0 && picture.plane[i] != picture.plane[i - 1] + layout.pitch[i - 1] * layout.rows[i - 1]) return false;
+  }
+  AVPacket* p = packet_.get();
+  av_packet_unref(p);
+  if (!(p->buf = wrap_owned_picture(picture, layout.count, std::move(owner))))
+    fail(ExitCode::internal, "cannot wrap a picture", AVERROR(ENOMEM));
+  p->data = picture.plane[0];
+  p->size = int(layout.total_bytes());
+  p->pts = p->dts = pts;
+  p->duration = duration;
+  p->flags |= AV_PKT_FLAG_KEY;
+  p->stream_index = video_stream_->index;
+  av_packet_rescale_ts(p, encoder_time_base_, video_stream_->time_base);
+  ++frames_written_;
+  write_muxed(p);
+  return true;
 }
 
 void MediaWriter::write_packet(const AVPacket* packet) {
