@@ -2,6 +2,7 @@
 // forked from and joined back to the stage's stream by events, while the tone
 // branch (histogram, matching, optional CG solve) runs on the stage's stream.
 #include <cstring>
+#include <vector>
 
 #include "pipeline/cuda_check.h"
 #include "stages/pencil/pencil.h"
@@ -27,8 +28,8 @@ struct PencilStage::CudaState {
   float* ln_level = nullptr;
   float* ln_j = nullptr;
   float* ln_h = nullptr;
-  uint8_t* texels = nullptr;
-  gpu::DeviceLineKernels classify_kernels, draw_kernels;
+  uint8_t* texel_of_pixel = nullptr;  // texture laid over the frame (fixed in screen space)
+  gpu::DeviceStrokePlan classify_plan, draw_plan;
   float* cg[5] = {};
   double* partials = nullptr;
   SolveStats* stats = nullptr;
@@ -44,13 +45,9 @@ T* upload(ScratchAllocator& scratch, const T* host, size_t count) {
   return device;
 }
 
-gpu::DeviceLineKernels upload_kernels(ScratchAllocator& scratch, const LineKernelSet& k) {
-  gpu::DeviceLineKernels d;
-  d.runs = upload(scratch, k.runs.data(), k.runs.size());
-  d.weights = upload(scratch, k.weights.data(), k.weights.size());
-  for (int i = 0; i <= kDirections; ++i) d.begin[i] = k.begin[i];
-  d.half_length = k.half_length;
-  return d;
+gpu::DeviceStrokePlan upload_plan(ScratchAllocator& scratch, const LineKernelSet& k) {
+  const StrokePlan plan = build_stroke_plan(k);
+  return gpu::device_plan_view(plan, upload(scratch, plan.words.data(), plan.words.size()));
 }
 
 }  // namespace
@@ -79,10 +76,18 @@ void PencilStage::configure_cuda(ScratchAllocator& scratch) {
   c.ln_level = upload(scratch, ln_level_.data(), kLevels);
   c.ln_j = scratch.allocate_array<float>(kLevels);
   c.ln_h = upload(scratch, texture_.ln_table.data(), kLevels);
-  c.texels = upload(scratch, texture_.texels.data(), texture_.texels.size());
-  c.classify_kernels = upload_kernels(scratch, classify_kernels_);
-  c.draw_kernels = upload_kernels(scratch, draw_kernels_);
-  gpu::prepare_stroke_kernels(half_length_);
+  {
+    // The texture is fixed in screen space: resolve tiling once, not per pixel per frame.
+    std::vector<uint8_t> map(pixels);
+    for (int y = 0; y < size_.height; ++y)
+      for (int x = 0; x < size_.width; ++x)
+        map[size_t(y) * size_.width + x] = texture_.texels[texture_index(x, y, texture_.width, texture_.height)];
+    c.texel_of_pixel = upload(scratch, map.data(), map.size());
+  }
+  c.classify_plan = upload_plan(scratch, classify_kernels_);
+  c.draw_plan = upload_plan(scratch, draw_kernels_);
+  gpu::prepare_stroke_plan(c.classify_plan, size_.width, size_.height, false);
+  gpu::prepare_stroke_plan(c.draw_plan, size_.width, size_.height, true);
   if (params_.tone_solve == ToneSolve::lu2012) {
     for (float*& v : c.cg) v = scratch.allocate_array<float>(pixels);
     c.cg_blocks = gpu::cg_grid_blocks();
@@ -115,8 +120,8 @@ void PencilStage::process_cuda(const RgbaView& in, const RgbaView& out, const Fr
   SP_CUDA_CHECK(cudaStreamWaitEvent(c.stroke_stream, c.fork, 0));
   SP_CUDA_CHECK(cudaMemsetAsync(c.range, 0, 2 * sizeof(uint32_t), c.stroke_stream));
   gpu::launch_median_gradient(in, params_.gradient, c.gradient, c.stroke_stream);
-  gpu::launch_classify(c.gradient, w, h, c.classify_kernels, c.classified, c.stroke_stream);
-  gpu::launch_draw(c.classified, w, h, c.draw_kernels, c.sp, c.range, c.stroke_stream);
+  gpu::launch_classify(c.gradient, w, h, c.classify_plan, c.classified, c.stroke_stream);
+  gpu::launch_draw(c.classified, w, h, c.draw_plan, c.sp, c.range, c.stroke_stream);
   SP_CUDA_CHECK(cudaEventRecord(c.stroke_done, c.stroke_stream));
 
   // Tone branch on the stage's stream.
@@ -129,9 +134,7 @@ void PencilStage::process_cuda(const RgbaView& in, const RgbaView& out, const Fr
     gpu::CgArgs cg;
     cg.in = in;
     cg.ln_j = c.ln_j;
-    cg.texels = c.texels;
-    cg.tex_width = texture_.width;
-    cg.tex_height = texture_.height;
+    cg.texel_of_pixel = c.texel_of_pixel;
     cg.ln_h_table = c.ln_h;
     cg.lambda = float(params_.lambda);
     cg.tolerance = params_.cg_tolerance;
@@ -160,9 +163,7 @@ void PencilStage::process_cuda(const RgbaView& in, const RgbaView& out, const Fr
   args.ema_factor = params_.temporal_smoothing;
   args.ln_j = c.ln_j;
   args.fast_beta_scale = fast_beta_scale_;
-  args.texels = c.texels;
-  args.tex_width = texture_.width;
-  args.tex_height = texture_.height;
+  args.texel_of_pixel = c.texel_of_pixel;
   args.ln_h_table = c.ln_h;
   args.gamma_s = float(params_.gamma_s);
   args.gamma_i = float(params_.gamma_i);

@@ -7,24 +7,34 @@
 #include "pipeline/image.h"
 #include "stages/pencil/pencil.h"
 #include "stages/pencil/pencil_math.h"
+#include "stages/pencil/pencil_stroke_plan.h"
 
 namespace sp::pencil::gpu {
 
-struct DeviceLineKernels {
-  const LineRun* runs = nullptr;
-  const uint8_t* weights = nullptr;
+// A StrokePlan on the device (see pencil_stroke_plan.h).
+struct DeviceStrokePlan {
+  const float* words = nullptr;  // 16-byte aligned
   int begin[kDirections + 1] = {};
+  int order[kDirections] = {};
+  int row_directions = 0;
   int half_length = 0;
+  int pitch = 0;
+  // Set by prepare_stroke_plan for a frame size:
+  bool shared_plan = false;     // words staged in shared memory
+  bool shared_classes = false;  // draw: the class tile staged in shared memory
+  int shared_bytes = 0;         // dynamic shared memory per block
 };
-
-// Dynamic shared memory of the classify/draw kernels; raises the opt-in limit.
-void prepare_stroke_kernels(int half_length);
+DeviceStrokePlan device_plan_view(const StrokePlan& plan, const float* device_words);
+// Chooses the shared-memory layout and blocks per SM for a frame size and for
+// the classify or the draw kernel, and raises the kernels' opt-in shared
+// memory limit. Call before launching.
+void prepare_stroke_plan(DeviceStrokePlan& plan, int width, int height, bool draw);
 
 void launch_median_gradient(const RgbaView& in, GradientForm form, uint16_t* gradient, cudaStream_t stream);
-void launch_classify(const uint16_t* gradient, int width, int height, const DeviceLineKernels& k,
+void launch_classify(const uint16_t* gradient, int width, int height, const DeviceStrokePlan& plan,
                      uint16_t* classified, cudaStream_t stream);
 // range[0] = ~min, range[1] = max of Sp (both start at 0, combined with atomicMax).
-void launch_draw(const uint16_t* classified, int width, int height, const DeviceLineKernels& k, uint32_t* sp,
+void launch_draw(const uint16_t* classified, int width, int height, const DeviceStrokePlan& plan, uint32_t* sp,
                  uint32_t* range, cudaStream_t stream);
 
 void launch_histogram(const RgbaView& in, uint32_t* counts, cudaStream_t stream);
@@ -42,8 +52,7 @@ struct CombineArgs {
   const float* ln_j = nullptr;
   const float* beta = nullptr;  // null: fast closed form
   float fast_beta_scale = 0;
-  const uint8_t* texels = nullptr;
-  int tex_width = 0, tex_height = 0;
+  const uint8_t* texel_of_pixel = nullptr;  // the screen-space texture, one texel per frame pixel
   const float* ln_h_table = nullptr;
   float gamma_s = 1, gamma_i = 1;
   bool color = false;
@@ -53,8 +62,7 @@ void launch_combine(const RgbaView& in, const RgbaView& out, const CombineArgs& 
 struct CgArgs {
   RgbaView in;  // for the luma of each pixel
   const float* ln_j = nullptr;  // by luma level
-  const uint8_t* texels = nullptr;
-  int tex_width = 0, tex_height = 0;
+  const uint8_t* texel_of_pixel = nullptr;  // the screen-space texture, one texel per frame pixel
   const float* ln_h_table = nullptr;
   float lambda = 0.2f;
   double tolerance = 1e-4;

@@ -90,7 +90,8 @@ TEST(PencilGpu, StrokeBranchIsBitExact) {
   const uint64_t seed = fresh_seed();
   std::mt19937_64 rng(seed);
   struct Case { int w, h, half, width; };
-  for (const Case c : {Case{333, 217, 5, 1}, Case{640, 360, 12, 0}, Case{257, 190, 64, 3}, Case{97, 61, 1, 2}}) {
+  for (const Case c : {Case{333, 217, 5, 1}, Case{640, 360, 12, 0}, Case{300, 200, 32, 1}, Case{257, 190, 64, 3},
+                       Case{97, 61, 1, 2}}) {
     SCOPED_TRACE(testing::Message() << "seed " << seed << " " << c.w << "x" << c.h << " half " << c.half);
     const HostImage img = test::synthetic_photo(c.w, c.h, rng);
     const size_t n = size_t(c.w) * c.h;
@@ -110,13 +111,11 @@ TEST(PencilGpu, StrokeBranchIsBitExact) {
       DeviceArray<uint8_t> din(img.pixels.data(), img.pixels.size());
       DeviceArray<uint16_t> dgrad(n), dcls(n);
       DeviceArray<uint32_t> dsp(n), drange(2), dcounts(256);
-      DeviceArray<LineRun> r1(k1.runs.data(), k1.runs.size()), r2(k2.runs.data(), k2.runs.size());
-      DeviceArray<uint8_t> w1(k1.weights.data(), k1.weights.size()), w2(k2.weights.data(), k2.weights.size());
-      gpu::DeviceLineKernels g1, g2;
-      g1.runs = r1.ptr, g1.weights = w1.ptr, g1.half_length = c.half;
-      g2.runs = r2.ptr, g2.weights = w2.ptr, g2.half_length = c.half;
-      for (int d = 0; d <= kDirections; ++d) g1.begin[d] = k1.begin[d], g2.begin[d] = k2.begin[d];
-      gpu::prepare_stroke_kernels(c.half);
+      const StrokePlan p1 = build_stroke_plan(k1), p2 = build_stroke_plan(k2);
+      DeviceArray<float> w1(p1.words.data(), p1.words.size()), w2(p2.words.data(), p2.words.size());
+      gpu::DeviceStrokePlan g1 = gpu::device_plan_view(p1, w1.ptr), g2 = gpu::device_plan_view(p2, w2.ptr);
+      gpu::prepare_stroke_plan(g1, c.w, c.h, false);
+      gpu::prepare_stroke_plan(g2, c.w, c.h, true);
       const RgbaView view{din.ptr, c.w, c.h, size_t(c.w) * 4};
       SP_CUDA_CHECK(cudaMemset(drange.ptr, 0, 8));
       SP_CUDA_CHECK(cudaMemset(dcounts.ptr, 0, 1024));

@@ -45,8 +45,13 @@ std::vector<ParamSpec> pencil_table() {
           "custom = `weights`."),
       row("weights", T::number_list, std::vector<double>{}, 0.0, 1000.0, {},
           "Explicit bright, mid, dark weights (three numbers, any scale); implies tone: custom.", true),
-      row("texture", T::string, std::string("builtin"), {}, {}, {},
-          "Pencil texture: `builtin` (generated hatching, no asset needed) or an image path."),
+      [&] {
+        ParamSpec s = row("texture", T::string, std::string("builtin"), {}, {}, {"builtin"},
+                          "Pencil texture: `builtin` (generated hatching, no asset needed) or an image path "
+                          "(relative to the config file's directory).");
+        s.config_relative_path = true;
+        return s;
+      }(),
       row("texture_mode", T::choice, std::string("tile"), {}, {}, {"tile", "stretch"},
           "How the texture covers the frame: tile at native size, or stretch to the frame. "
           "It stays fixed in screen space across frames."),

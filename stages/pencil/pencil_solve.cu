@@ -28,12 +28,42 @@ struct Terms {
   int neighbours;
 };
 
-__device__ Terms pixel_terms(const CgArgs& a, int x, int y) {
+// ln H of every texel level, staged in shared memory once per block.
+__device__ float* shared_ln_h() {
+  __shared__ float table[kLevels];
+  return table;
+}
+
+__device__ Terms pixel_terms(const CgArgs& a, int i, int x, int y) {
   Terms t;
-  t.ln_h = a.ln_h_table[a.texels[texture_index(x, y, a.tex_width, a.tex_height)]];
+  t.ln_h = shared_ln_h()[a.texel_of_pixel[i]];
   t.neighbours = neighbour_count(x, y, a.in.width, a.in.height);
   t.diagonal = system_diagonal(t.ln_h, t.neighbours, a.lambda);
   return t;
+}
+
+constexpr int kHaloTileW = 32 + 2, kHaloTileH = 8 + 2;
+__device__ float* halo_tile() {
+  __shared__ float tile[kHaloTileW * kHaloTileH];
+  return tile;
+}
+
+// Every 32x8 tile once (grid-stride; uniform per block, so fn may sync).
+template <class Fn>
+__device__ void for_tiles(int w, int h, Fn fn) {
+  const int tiles_x = (w + 31) / 32, tiles = tiles_x * ((h + 7) / 8);
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) fn((t % tiles_x) * 32, (t / tiles_x) * 8);
+}
+
+// Every pixel once, grid-stride over 32x8 tiles: neighbours share cache
+// lines, and x, y come without a division per pixel.
+template <class Fn>
+__device__ void for_pixels(int w, int h, Fn fn) {
+  const int tiles_x = (w + 31) / 32, tiles = tiles_x * ((h + 7) / 8);
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int x = (t % tiles_x) * 32 + int(threadIdx.x & 31), y = (t / tiles_x) * 8 + int(threadIdx.x >> 5);
+    if (x < w && y < h) fn(y * w + x, x, y);
+  }
 }
 
 template <class Field>
@@ -66,16 +96,34 @@ __device__ void block_partials(double (&v)[kSums], int count, double* partials) 
   __syncthreads();
 }
 
-// Grid totals after a grid sync: every block adds the partials in one fixed order.
+// Grid totals after a grid sync: every block adds the partials in one fixed
+// order. Each warp loads its share of the partials with all loads in flight
+// (8 per lane), then lanes and warps are combined in a fixed order.
+constexpr int kPartialsPerLane = 8;
 __device__ void grid_totals(const double* partials, int count, double (&out)[kSums]) {
+  __shared__ double warp_totals[kCgWarps][kSums];
   __shared__ double totals[kSums];
-  if (threadIdx.x < 32) {
-    for (int k = 0; k < count; ++k) {
-      double s = 0;
-      for (int b = threadIdx.x; b < gridDim.x; b += 32) s += __ldcg(&partials[b * kSums + k]);
-      for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xFFFFFFFFu, s, off);
-      if (threadIdx.x == 0) totals[k] = s;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int k = 0; k < count; ++k) {
+    double s = 0;
+    for (int b0 = threadIdx.x; b0 < gridDim.x; b0 += kCgThreads * kPartialsPerLane) {
+      double v[kPartialsPerLane];
+#pragma unroll
+      for (int j = 0; j < kPartialsPerLane; ++j) {
+        const int b = b0 + j * kCgThreads;
+        v[j] = b < gridDim.x ? __ldcg(&partials[b * kSums + k]) : 0.0;
+      }
+#pragma unroll
+      for (int j = 0; j < kPartialsPerLane; ++j) s += v[j];
     }
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xFFFFFFFFu, s, off);
+    if (lane == 0) warp_totals[warp][k] = s;
+  }
+  __syncthreads();
+  if (threadIdx.x < count) {
+    double s = 0;
+    for (int wi = 0; wi < kCgWarps; ++wi) s += warp_totals[wi][threadIdx.x];
+    totals[threadIdx.x] = s;
   }
   __syncthreads();
   for (int k = 0; k < count; ++k) out[k] = totals[k];
@@ -84,21 +132,20 @@ __device__ void grid_totals(const double* partials, int count, double (&out)[kSu
 
 __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
   cg::grid_group grid = cg::this_grid();
-  const int w = a.in.width, h = a.in.height, n = w * h;
-  const int first = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+  const int w = a.in.width, h = a.in.height;
+  for (int i = threadIdx.x; i < kLevels; i += blockDim.x) shared_ln_h()[i] = a.ln_h_table[i];
+  __syncthreads();
   // Partials alternate between two buffers: a block writes buffer X only after
   // the next grid sync, when every block has finished reading X.
   double* partials[2] = {a.partials, a.partials + size_t(gridDim.x) * kSums};
   int use = 0;
   double sums[kSums], totals[kSums];
 
-  if (!a.warm)
-    for (int i = first; i < n; i += stride) a.x[i] = 0.f;
+  if (!a.warm) for_pixels(w, h, [&](int i, int, int) { a.x[i] = 0.f; });
   grid.sync();
   sums[0] = sums[1] = sums[2] = 0;
-  for (int i = first; i < n; i += stride) {
-    const int x = i % w, y = i / w;
-    const Terms t = pixel_terms(a, x, y);
+  for_pixels(w, h, [&](int i, int x, int y) {
+    const Terms t = pixel_terms(a, i, x, y);
     const float rhs = t.ln_h * a.ln_j[luma8_rgba(a.in.row32(y)[x])];
     const float ax = apply_system(a, t, i, x, y, [&](int j, int, int) { return __ldcg(&a.x[j]); });
     const float r = rhs - ax;
@@ -106,7 +153,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
     sums[0] += double(rhs) * rhs;
     sums[1] += double(r) * r / t.diagonal;
     sums[2] += double(r) * r;
-  }
+  });
   block_partials(sums, 3, partials[use]);
   grid.sync();
   grid_totals(partials[use], 3, totals);
@@ -116,7 +163,7 @@ __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
   double rz = totals[1], rr = totals[2], rz_prev = 1;
   int iterations = 0;
   if (bb <= 0) {
-    for (int i = first; i < n; i += stride) a.x[i] = 0.f;
+    for_pixels(w, h, [&](int i, int, int) { a.x[i] = 0.f; });
     rr = 0;
   } else {
     const double target = a.tolerance * a.tolerance * bb;
@@ -125,19 +172,31 @@ __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
       float* p_new = (k & 1) ? a.p1 : a.p0;
       const float* p_old = (k & 1) ? a.p0 : a.p1;
       auto direction = [&](int j, int x, int y) {
-        const float z = __ldcg(&a.r[j]) / pixel_terms(a, x, y).diagonal;
+        const float z = __ldcg(&a.r[j]) / pixel_terms(a, j, x, y).diagonal;
         return k == 0 ? z : z + beta_k * __ldcg(&p_old[j]);
       };
       sums[0] = 0;
-      for (int i = first; i < n; i += stride) {
-        const int x = i % w, y = i / w;
-        const Terms t = pixel_terms(a, x, y);
-        const float p = direction(i, x, y);
-        const float q = apply_system(a, t, i, x, y, direction);
-        p_new[i] = p;
-        a.q[i] = q;
-        sums[0] += double(p) * q;
-      }
+      // p over the tile and its 1-pixel halo, once into shared memory; q = A p
+      // reads the neighbours there (each p from L2 once, not five times).
+      for_tiles(w, h, [&](int tx0, int ty0) {
+        for (int e = threadIdx.x; e < kHaloTileW * kHaloTileH; e += blockDim.x) {
+          const int gx = tx0 - 1 + e % kHaloTileW, gy = ty0 - 1 + e / kHaloTileW;
+          halo_tile()[e] = gx >= 0 && gx < w && gy >= 0 && gy < h ? direction(gy * w + gx, gx, gy) : 0.f;
+        }
+        __syncthreads();
+        const int x = tx0 + int(threadIdx.x & 31), y = ty0 + int(threadIdx.x >> 5);
+        if (x < w && y < h) {
+          const int i = y * w + x;
+          auto from_tile = [&](int, int xx, int yy) { return halo_tile()[(yy - ty0 + 1) * kHaloTileW + xx - tx0 + 1]; };
+          const Terms t = pixel_terms(a, i, x, y);
+          const float p = from_tile(i, x, y);
+          const float q = apply_system(a, t, i, x, y, from_tile);
+          p_new[i] = p;
+          a.q[i] = q;
+          sums[0] += double(p) * q;
+        }
+        __syncthreads();
+      });
       block_partials(sums, 1, partials[use]);
       grid.sync();
       grid_totals(partials[use], 1, totals);
@@ -146,14 +205,13 @@ __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
       if (!(pq > 0)) break;  // uniform: every block holds the same totals
       const float alpha = float(rz / pq);
       sums[0] = sums[1] = 0;
-      for (int i = first; i < n; i += stride) {
-        const int x = i % w, y = i / w;
+      for_pixels(w, h, [&](int i, int x, int y) {
         a.x[i] += alpha * p_new[i];
         const float r = a.r[i] - alpha * a.q[i];
         a.r[i] = r;
-        sums[0] += double(r) * r / pixel_terms(a, x, y).diagonal;
+        sums[0] += double(r) * r / pixel_terms(a, i, x, y).diagonal;
         sums[1] += double(r) * r;
-      }
+      });
       block_partials(sums, 2, partials[use]);
       grid.sync();
       grid_totals(partials[use], 2, totals);
@@ -179,9 +237,9 @@ int cg_grid_blocks() {
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
   if (!cooperative) throw Error(ExitCode::unavailable, "pencil: tone_solve lu2012 needs cooperative launch support");
   SP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cg_kernel, kCgThreads, 0));
-  // Two blocks per SM keep the partial sums short; more adds nothing to a
-  // bandwidth-bound loop.
-  return sms * std::max(1, std::min(per_sm, 2));
+  // Four blocks (32 warps) per SM keep enough loads in flight to cover the
+  // memory latency; more would only lengthen the grid syncs and partial sums.
+  return sms * std::max(1, std::min(per_sm, 4));
 }
 
 void launch_cg(const CgArgs& a, int blocks, cudaStream_t stream) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "pipeline/config.h"
 #include "pipeline/errors.h"
 #include "stages/pencil/pencil.h"
 #include "stages/pencil/pencil_cpu.h"
@@ -278,6 +279,39 @@ TEST(PencilTexture, LoadsAnImageFileAndStretches) {
     }
   EXPECT_THROW(load_texture("/nonexistent/texture.png"), sp::Error);
   EXPECT_EQ(fit_texture(t, TextureMode::tile, {1000, 1000}).texels, t.texels);
+}
+
+// A texture path in a config file is relative to the config's directory, not
+// to the working directory; `builtin` and absolute paths are kept.
+TEST(PencilTexture, ConfigPathIsRelativeToTheConfigFile) {
+  std::mt19937_64 rng(fresh_seed());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("pencil_cfg_" + std::to_string(rng())) / "nested";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "paper.pgm", std::ios::binary);
+    f << "P5\n2 1\n255\n" << char(40) << char(200);
+  }
+  const std::filesystem::path config = dir / "pencil.yaml";
+  {
+    std::ofstream f(config);
+    f << "pipeline:\n  - pencil: {texture: paper.pgm}\n  - pencil: {texture: builtin}\n  - pencil: {texture: "
+      << (dir / "paper.pgm").string() << "}\n";
+  }
+  ASSERT_FALSE(std::filesystem::exists("paper.pgm"));  // only the config's directory has it
+  const Config c = load_config(config.string());
+  ASSERT_EQ(c.stages.size(), 3u);
+  EXPECT_EQ(std::filesystem::path(c.stages[0].params.get_string("texture")), (dir / "paper.pgm").lexically_normal());
+  EXPECT_EQ(c.stages[1].params.get_string("texture"), "builtin");
+  EXPECT_EQ(std::filesystem::path(c.stages[2].params.get_string("texture")), dir / "paper.pgm");
+  EXPECT_EQ(load_texture(c.stages[0].params.get_string("texture")).texels, (std::vector<uint8_t>{40, 200}));
+  // The same relative name fails where the config's directory has no such file.
+  {
+    std::ofstream f(dir.parent_path() / "other.yaml");
+    f << "pipeline:\n  - pencil: {texture: paper.pgm}\n";
+  }
+  EXPECT_THROW(load_config((dir.parent_path() / "other.yaml").string()), Error);
+  std::filesystem::remove_all(dir.parent_path());
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ namespace sp::pencil::gpu {
 namespace {
 
 constexpr int kHistogramThreads = 256;
-constexpr int kHistogramRowsPerBlock = 16;
+constexpr int kHistogramRowsPerBlock = 4;  // ~270 blocks at 1080p: every SM busy
 
 __global__ void histogram_kernel(RgbaView in, uint32_t* counts) {
   __shared__ uint32_t local[kLevels];
@@ -62,7 +62,7 @@ __global__ void combine_kernel(RgbaView in, RgbaView out, CombineArgs a) {
   const uint32_t px = in.row32(y)[x];
   const float lj = ln_j[luma8_rgba(px)];
   const float beta = a.beta ? a.beta[i] : mul_rn(a.fast_beta_scale, lj);
-  const float lh = ln_h[a.texels[texture_index(x, y, a.tex_width, a.tex_height)]];
+  const float lh = ln_h[a.texel_of_pixel[i]];
   const float s = stroke_value(a.sp[i], sp_lo, sp_hi, a.gamma_s);
   const float t = texture_value(beta, lh, a.gamma_i);
   out.row32(y)[x] = output_pixel(px, mul_rn(s, t), a.color);
