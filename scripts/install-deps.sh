@@ -11,6 +11,7 @@ packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libfftw3-dev
   mirrormagic-data  # real pixel-art tile sheets for the xbr oracle tests
+  xvfb  # a virtual X server for the x11grab capture test
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL
 )
 
