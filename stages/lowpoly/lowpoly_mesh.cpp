@@ -19,9 +19,10 @@ void MeshBuilder::build(const FramePlan& plan, const int32_t* selected, int coun
   reused_ = points_ == previous_ && !triangles_.empty();
   if (!reused_) {
     // One strip per worker (equal point counts), each about 8 vertex
-    // spacings wide or more; margins of 3 spacings.
+    // spacings wide or more; margins of 3.5 spacings (3 left a retry in most
+    // frames, and a retrying strip doubles the critical path).
     const int strips = std::min(worker_count(), plan.width / (8 * plan.mean_spacing));
-    const bool parallel = strips > 1 && strips_.triangulate(points_, plan.width, plan.height, strips, 3.0, triangles_);
+    const bool parallel = strips > 1 && strips_.triangulate(points_, plan.width, plan.height, strips, 3.5, triangles_);
     fell_back_ = strips > 1 && !parallel;
     if (!parallel && !delaunay_.triangulate(points_, plan.width, plan.height, triangles_))
       throw Error(ExitCode::internal, "stage 'lowpoly': triangulation input violates its contract");

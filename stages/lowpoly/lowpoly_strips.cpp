@@ -31,24 +31,49 @@ bool circle_within(uint32_t a, uint32_t b, uint32_t c, int left, bool check_left
   return true;
 }
 
+void circle_x_range(uint32_t a, uint32_t b, uint32_t c, double* lo, double* hi) {
+  const double bx = unpack_x(b) - unpack_x(a), by = unpack_y(b) - unpack_y(a);
+  const double cx = unpack_x(c) - unpack_x(a), cy = unpack_y(c) - unpack_y(a);
+  const double d = 2 * (bx * cy - by * cx);
+  const double b2 = bx * bx + by * by, c2 = cx * cx + cy * cy;
+  const double ux = (cy * b2 - by * c2) / d, uy = (bx * c2 - cx * b2) / d;
+  const double r = std::sqrt(ux * ux + uy * uy);
+  *lo = unpack_x(a) + ux - r - 1;  // a pixel of slack for rounding
+  *hi = unpack_x(a) + ux + r + 1;
+}
+
 void StripDelaunay::run_strip(Strip& s, const std::vector<uint32_t>& points, int x0, int x1, int width, int height,
-                              int margin) {
+                              int margin, int side_spacing) {
   s.kept.clear();
   s.retries = 0;
-  for (;; margin *= 2, ++s.retries) {
-    const int left = std::max(0, x0 - margin), right = std::min(width, x1 + margin);
+  int left = std::max(0, x0 - margin), right = std::min(width, x1 + margin);
+  for (;; ++s.retries) {
     s.local.clear();
-    for (uint32_t p : points)
-      if (unpack_x(p) >= left && unpack_x(p) <= right) s.local.push_back(pack_xy(unpack_x(p) - left, unpack_y(p)));
-    uint32_t added[4];
-    int added_count = 0;
-    for (uint32_t corner : {pack_xy(0, 0), pack_xy(right - left, 0), pack_xy(0, height), pack_xy(right - left, height)})
-      if (std::find(s.local.begin(), s.local.end(), corner) == s.local.end()) {
-        s.local.push_back(corner);
-        added[added_count++] = pack_xy(unpack_x(corner) + left, unpack_y(corner));
-      }
+    s.left_ys.clear();
+    s.right_ys.clear();
+    for (uint32_t p : points) {
+      const int x = unpack_x(p);
+      if (x < left || x > right) continue;
+      s.local.push_back(pack_xy(x - left, unpack_y(p)));
+      if (x == left) s.left_ys.push_back(unpack_y(p));
+      if (x == right) s.right_ys.push_back(unpack_y(p));
+    }
+    // Artificial points along the cut sides, spaced like the vertices, so no
+    // long slivers fan out from the corners into the strip. Every triangle
+    // touching a cut side fails the circle test below (its circle reaches the
+    // side), so none of them is ever kept.
+    const int steps = std::max(1, int(std::lround(double(height) / std::max(1, side_spacing))));
+    for (int j = 0; j <= steps; ++j) {
+      const int y = int(int64_t(j) * height / steps);
+      if (left > 0 && std::find(s.left_ys.begin(), s.left_ys.end(), y) == s.left_ys.end())
+        s.local.push_back(pack_xy(0, y));
+      if (right < width && std::find(s.right_ys.begin(), s.right_ys.end(), y) == s.right_ys.end())
+        s.local.push_back(pack_xy(right - left, y));
+    }
     s.delaunay.triangulate(s.local, right - left, height, s.mesh);
-    bool complete = true;
+    // Failing triangles tell how far their circles reach past the cut sides:
+    // the retry widens each side just past the farthest (plus the margin).
+    int need_left = left, need_right = right;
     s.kept.clear();
     for (Triangle t : s.mesh) {
       t = {pack_xy(unpack_x(t.a) + left, unpack_y(t.a)), pack_xy(unpack_x(t.b) + left, unpack_y(t.b)),
@@ -59,16 +84,21 @@ void StripDelaunay::run_strip(Strip& s, const std::vector<uint32_t>& points, int
       const int lo = imin3(unpack_x(t.a), unpack_x(t.b), unpack_x(t.c));
       const int hi = imax3(unpack_x(t.a), unpack_x(t.b), unpack_x(t.c));
       if (lo >= x1 || hi < x0) continue;
-      bool fake = false;
-      for (int i = 0; i < added_count; ++i) fake |= t.a == added[i] || t.b == added[i] || t.c == added[i];
-      if (fake || !circle_within(t.a, t.b, t.c, left, left > 0, right, right < width)) {
-        complete = false;
-        break;
+      if (!circle_within(t.a, t.b, t.c, left, left > 0, right, right < width)) {
+        double reach_lo, reach_hi;
+        circle_x_range(t.a, t.b, t.c, &reach_lo, &reach_hi);
+        need_left = std::min(need_left, int(std::floor(reach_lo)) - margin);
+        need_right = std::max(need_right, int(std::ceil(reach_hi)) + margin);
+        continue;
       }
       const int sx = unpack_x(t.a) + unpack_x(t.b) + unpack_x(t.c);
       if (sx >= 3 * x0 && sx < 3 * x1) s.kept.push_back(t);  // owned: centroid in [x0, x1)
     }
-    if (complete || (left == 0 && right == width)) return;
+    need_left = std::max(0, need_left);
+    need_right = std::min(width, need_right);
+    if (need_left == left && need_right == right) return;  // every triangle certified
+    left = need_left;
+    right = need_right;
   }
 }
 
@@ -95,7 +125,8 @@ bool StripDelaunay::triangulate(const std::vector<uint32_t>& points, int width, 
       int64_t inside = 0;
       for (int x = x0; x < x1 && x <= width; ++x) inside += column_counts_[x];
       const double spacing = std::sqrt(double(height) * (x1 - x0) / double(std::max<int64_t>(1, inside)));
-      run_strip(strips_[k], points, x0, x1, width, height, std::max(1, int(std::lround(margin_spacings * spacing))));
+      run_strip(strips_[k], points, x0, x1, width, height, std::max(1, int(std::lround(margin_spacings * spacing))),
+                int(std::lround(spacing)));
     }
   });
   retries_ = 0;
