@@ -13,15 +13,24 @@
 
 namespace sp::halftone {
 
-struct PointsJob {
+// What the points_out callback needs. The host runs ahead of the device, so
+// each queued frame gets its own slot of a ring (it only carries the frame
+// index); the dots and the count are in pinned buffers that the stream
+// ordering protects (the next frame's copies run after this callback).
+struct PointsSink {
   std::string pattern;
-  int64_t frame = 0;
   Size size;
   float radius = 0;
   std::array<double, 3> background{}, dot{};
   const FrameNumbers* numbers = nullptr;  // pinned
   const float2* pos = nullptr;            // pinned
 };
+
+struct PointsJob {
+  const PointsSink* sink = nullptr;
+  int64_t frame = 0;
+};
+constexpr int kPointsRing = 64;  // more than frames can be in flight (at most 16)
 
 // Phase timing (profile: true): events between the phases of a frame; read
 // when they have completed (a later frame, or the end), never waited for.
@@ -90,7 +99,9 @@ struct HalftoneStage::Cuda {
   FrameNumbers* numbers_host = nullptr;
   float2* points_host = nullptr;
   int points_capacity = 0;
-  PointsJob job;
+  PointsSink sink;
+  PointsJob jobs[kPointsRing];
+  int next_job = 0;
 };
 
 namespace {
@@ -157,8 +168,9 @@ __global__ void render(RgbaView out, const float2* pos, const int* cell_start, D
 
 void CUDART_CB write_points_callback(void* data) {
   const PointsJob& j = *static_cast<const PointsJob*>(data);
+  const PointsSink& s = *j.sink;
   try {
-    write_points(j.pattern, j.frame, j.pos, j.numbers->count, j.size, j.radius, j.background, j.dot);
+    write_points(s.pattern, j.frame, s.pos, s.numbers->count, s.size, s.radius, s.background, s.dot);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "halftone: %s\n", e.what());  // a callback cannot throw into the stream
   }
@@ -168,9 +180,9 @@ void CUDART_CB write_points_callback(void* data) {
 
 void HalftoneStage::release_cuda() {
   if (!cuda_) return;
+  cudaDeviceSynchronize();  // queued points_out callbacks read the sink and the pinned buffers
   Profile& pr = cuda_->profile;
   if (pr.on()) {
-    cudaDeviceSynchronize();
     pr.collect(*cuda_->numbers_host);
     if (pr.frames > 0) {
       std::fprintf(stderr, "halftone profile: %d dots, %d frames, ms per frame: iteration %.4f", pr.dots, pr.frames,
@@ -206,6 +218,8 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
     SP_CUDA_CHECK(cudaMallocHost(&c.points_host, sizeof(float2) * capacity_));
     c.points_capacity = capacity_;
   }
+  c.sink = {settings_.points_out, size_, dot_radius_, settings_.background, settings_.dot_color, c.numbers_host,
+            c.points_host};
   c.fastsum.configure(plan_, capacity_, scratch);
   c.attraction_plan = make_attraction_plan(size_.width, size_.height);
   c.attraction.configure(c.attraction_plan, scratch);
@@ -288,9 +302,10 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   SP_CUDA_CHECK(cudaMemcpyAsync(c.numbers_host, c.numbers, sizeof(FrameNumbers), cudaMemcpyDeviceToHost, stream));
   if (!settings_.points_out.empty()) {
     SP_CUDA_CHECK(cudaMemcpyAsync(c.points_host, c.pos, sizeof(float2) * capacity_, cudaMemcpyDeviceToHost, stream));
-    c.job = {settings_.points_out, frame.index, size_, dot_radius_, settings_.background, settings_.dot_color,
-             c.numbers_host, c.points_host};
-    SP_CUDA_CHECK(cudaLaunchHostFunc(stream, write_points_callback, &c.job));
+    PointsJob& job = c.jobs[c.next_job];
+    c.next_job = (c.next_job + 1) % kPointsRing;
+    job = {&c.sink, frame.index};
+    SP_CUDA_CHECK(cudaLaunchHostFunc(stream, write_points_callback, &job));
   }
 }
 

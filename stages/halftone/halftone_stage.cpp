@@ -78,7 +78,9 @@ InkScale ink_scale(const HalftoneSettings& s) {
 
 RenderParams render_params(const HalftoneSettings& s, const FastsumPlan& plan, float radius) {
   RenderParams r;
-  r.radius = radius;
+  // The one-pixel coverage ramp of a disc of radius R inks pi (R^2 + 1/12)
+  // pixels: shrink R so that each dot inks its nominal area pi R^2.
+  r.radius = std::sqrt(std::max(radius * radius - 1.f / 12.f, 0.0625f));
   r.reach_x = int(std::ceil((radius + 1.f) / plan.cell_w));
   r.reach_y = int(std::ceil((radius + 1.f) / plan.cell_h));
   for (int c = 0; c < 3; ++c) {
