@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <functional>
 #include <filesystem>
 #include <map>
+#include <variant>
 
 #include "pipeline/config_values.h"
 #include "pipeline/errors.h"
@@ -186,7 +186,8 @@ void read_stage(const YAML::Node& key, const YAML::Node& value, Diagnostics& dia
   for (const ParamSpec& spec : desc->params) {
     if (!spec.config_relative_path || !stage.params.given(spec.name) || config_dir.empty()) continue;
     const std::string& file = stage.params.get_string(spec.name);
-    const bool keyword = std::find(spec.choices.begin(), spec.choices.end(), file) != spec.choices.end();
+    const bool keyword = std::holds_alternative<std::string>(spec.default_value) &&
+                         std::get<std::string>(spec.default_value) == file;
     if (!keyword && !file.empty() && std::filesystem::path(file).is_relative())
       stage.params.set(spec.name, (config_dir / file).lexically_normal().string());
   }

@@ -26,7 +26,7 @@ struct ParamSpec {
   std::string doc;
   bool optional_default = false;  // true: the default means "unset/auto" (e.g. width)
   // A string naming a file: a relative path written in a config file is taken
-  // relative to that file's directory (values listed in `choices` are keywords, kept).
+  // relative to that file's directory (the default value, e.g. "builtin", is kept).
   bool config_relative_path = false;
 };
 

@@ -46,7 +46,7 @@ std::vector<ParamSpec> pencil_table() {
       row("weights", T::number_list, std::vector<double>{}, 0.0, 1000.0, {},
           "Explicit bright, mid, dark weights (three numbers, any scale); implies tone: custom.", true),
       [&] {
-        ParamSpec s = row("texture", T::string, std::string("builtin"), {}, {}, {"builtin"},
+        ParamSpec s = row("texture", T::string, std::string("builtin"), {}, {}, {},
                           "Pencil texture: `builtin` (generated hatching, no asset needed) or an image path "
                           "(relative to the config file's directory).");
         s.config_relative_path = true;
