@@ -34,6 +34,8 @@ void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, b
   run.add_option("--frames-in-flight", a.frames_in_flight, "Frames processed concurrently on the GPU")
       ->check(CLI::Range(1, 16));
   run.add_option("--queue-depth", a.queue_depth, "Frames buffered between threads")->check(CLI::Range(1, 64));
+  run.add_option("--hwdec", a.hwdec, "Hardware decoding: auto (NVDEC where it can), nvdec (or fail), none")
+      ->check(CLI::IsMember({"auto", "nvdec", "none"}));
   run.add_flag("--low-latency", a.low_latency, "Live input: queue depth 1, no lookahead, flush every frame");
   run.add_option("--drop-policy", a.drop_policy, "When the consumer is slower: block|drop-oldest")
       ->check(CLI::IsMember({"block", "drop-oldest"}));
@@ -93,6 +95,7 @@ TranscodeOptions transcode_options(const RunArguments& a, const Config& config) 
   o.input.duration_seconds = a.duration;
   o.input.max_frames = a.frames;
   o.input.low_latency = a.low_latency;
+  o.input.hwdec = *parse_hwdec(a.hwdec);
 
   o.output.url = a.output;
   o.output.format = !a.output_format.empty() ? a.output_format : config.output.format.value_or("");

@@ -18,6 +18,7 @@ struct RunArguments {
   std::string output_format, codec, preset, pixel_format;
   std::optional<int> crf;
   std::string backend = "auto";
+  std::string hwdec = "auto";
   bool overwrite = false;
   int64_t frames = -1;
   double start = 0, duration = -1;

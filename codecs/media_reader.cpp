@@ -22,6 +22,7 @@ PlanarView DecodedFrame::view() const {
   v.format = format;
   v.width = frame->width;
   v.height = frame->height;
+  v.on_device = frame->format == AV_PIX_FMT_CUDA;
   const int planes = plane_layout(format, v.width, v.height).count;
   for (int i = 0; i < planes; ++i) {
     v.plane[i] = frame->data[i];
@@ -238,11 +239,25 @@ void MediaReader::open_decoder() {
   // Frame threads each hold a frame back; a live source wants none held.
   decoder_->thread_type = options_.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
   if (options_.low_latency) decoder_->flags |= AV_CODEC_FLAG_LOW_DELAY;
+  attach_hardware_decoder(codec);
   decoder_->opaque = decoder_.get();  // lets the log watch hear the frame threads
   decode_log_->watch(decoder_.get());
   r = avcodec_open2(decoder_.get(), codec, nullptr);
   if (r < 0)
     throw Error(ExitCode::data_error, name_ + ": cannot open the " + codec->name + " decoder: " + av_error_text(r));
+}
+
+void MediaReader::attach_hardware_decoder(const AVCodec* codec) {
+  software_reason_ = options_.software_decode_reason;
+  if (options_.hwdec == HwDecode::none) return;
+  const std::optional<std::string> why_not = attach_nvdec(decoder_.get(), codec);
+  if (!why_not) {
+    nvdec_attached_ = true;
+    return;
+  }
+  if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, name_ + ": --hwdec nvdec: " + *why_not);
+  software_reason_ = *why_not;
+  log_info("{}: decoding in software: {}", name_, *why_not);
 }
 
 void MediaReader::fill_video_info() {

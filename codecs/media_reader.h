@@ -15,6 +15,7 @@ extern "C" {
 #include <vector>
 
 #include "codecs/ffmpeg_util.h"
+#include "codecs/nvdec.h"
 #include "pipeline/image.h"
 
 namespace sp {
@@ -29,6 +30,8 @@ struct InputOptions {
   double duration_seconds = -1;  // --duration, < 0 = all
   int64_t max_frames = -1;       // --frames, < 0 = all
   bool low_latency = false;      // live pipes: tiny probe, no decoder delay (slice threads only)
+  HwDecode hwdec = HwDecode::none;
+  std::string software_decode_reason;  // why hwdec was turned off before the reader saw it, for the stats
 };
 
 struct VideoStreamInfo {
@@ -117,6 +120,10 @@ class MediaReader {
   std::optional<std::string> data_error() const { return data_error_; }
 
   int64_t frames_delivered() const { return frames_delivered_; }
+  // True once NVDEC delivers pictures in device memory; otherwise
+  // software_decode_reason() says why it does not (empty when not asked).
+  bool decodes_on_device() const { return nvdec_attached_ && !nvdec_refused_; }
+  const std::string& software_decode_reason() const { return software_reason_; }
 
  private:
   void open_input();
@@ -134,7 +141,12 @@ class MediaReader {
   void check_file_end();
   bool keep_packet(AVPacket* packet);
 
+  void attach_hardware_decoder(const AVCodec* codec);
+  FramePtr take_device_frame(AVFrame* decoded, PixelFormat* format);
+
   InputOptions options_;
+  bool nvdec_attached_ = false, nvdec_refused_ = false;
+  std::string software_reason_;
   std::string name_;  // for messages: the path, or "stdin"
   AVFormatContext* format_ = nullptr;
   CodecContextPtr decoder_;

@@ -1,4 +1,9 @@
 // MediaReader's read loop: packets in, pictures and copied packets out.
+extern "C" {
+#include <libavutil/hwcontext.h>
+#include <libavutil/pixdesc.h>
+}
+
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -237,7 +242,27 @@ bool MediaReader::receive_frame(MediaItem& item) {
   }
 }
 
+// NV12 and P010 surfaces are read in place by the conversion kernels; other
+// layouts NVDEC gives (4:4:4, 12-bit) come to host memory first.
+FramePtr MediaReader::take_device_frame(AVFrame* decoded, PixelFormat* format) {
+  const AVPixelFormat layout = device_frame_layout(decoded);
+  FramePtr out = make_frame();
+  if (layout == AV_PIX_FMT_NV12 || layout == AV_PIX_FMT_P010) {
+    *format = layout == AV_PIX_FMT_NV12 ? PixelFormat::nv12 : PixelFormat::p010;
+    av_frame_move_ref(out.get(), decoded);
+    return out;
+  }
+  if (!logged_conversion_)
+    log_info("{}: NVDEC gives {}, which is copied to host memory", name_, av_get_pix_fmt_name(layout));
+  int r = av_hwframe_transfer_data(out.get(), decoded, 0);
+  if (r >= 0) r = av_frame_copy_props(out.get(), decoded);
+  if (r < 0) throw Error(ExitCode::internal, name_ + ": cannot copy a picture from the GPU: " + av_error_text(r));
+  av_frame_unref(decoded);
+  return convert(out.get(), format);
+}
+
 FramePtr MediaReader::convert(AVFrame* decoded, PixelFormat* format) {
+  if (decoded->format == AV_PIX_FMT_CUDA) return take_device_frame(decoded, format);
   const AVPixelFormat in = AVPixelFormat(decoded->format);
   FramePtr out = make_frame();
   const auto exact = from_av_exact(in);
@@ -282,7 +307,18 @@ FramePtr MediaReader::convert(AVFrame* decoded, PixelFormat* format) {
 }
 
 void MediaReader::deliver(MediaItem& item) {
-  const AVPixelFormat decoder_format = AVPixelFormat(decoded_->format);
+  const AVPixelFormat device_layout = device_frame_layout(decoded_.get());
+  const AVPixelFormat decoder_format =
+      device_layout != AV_PIX_FMT_NONE ? device_layout : AVPixelFormat(decoded_->format);
+  if (!first_frame_seen_ && nvdec_attached_ && device_layout == AV_PIX_FMT_NONE) {
+    nvdec_refused_ = true;
+    const std::string why = std::string("NVDEC does not take this ") + decoder_->codec->name + " stream (" +
+                            av_get_pix_fmt_name(decoder_format) + ", " + std::to_string(decoded_->width) + "x" +
+                            std::to_string(decoded_->height) + "; see the decoder's log)";
+    if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, name_ + ": --hwdec nvdec: " + why);
+    software_reason_ = why;
+    log_info("{}: decoding in software: {}", name_, why);
+  }
   const ColorSpec color =
       color_from_tags(decoded_->colorspace, decoded_->color_range, decoder_format, decoded_->height);
   const Size size{decoded_->width, decoded_->height};

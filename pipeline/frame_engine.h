@@ -53,7 +53,10 @@ class FrameEngine {
   virtual bool can_submit() const = 0;
   // `pinned` says the picture already lives in page-locked memory (bench), so
   // the CUDA engine may copy it to the device without staging.
-  virtual void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool pinned = false) = 0;
+  // A picture on the device (picture.on_device, e.g. an NVDEC surface) is read
+  // in place; `keep_alive` then holds it until the frame is done.
+  virtual void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool pinned = false,
+                      std::shared_ptr<void> keep_alive = {}) = 0;
   virtual size_t in_flight() const = 0;
   virtual bool oldest_ready() = 0;
   virtual EngineFrame take_oldest() = 0;  // waits on the oldest frame's ready event

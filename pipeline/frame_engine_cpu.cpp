@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "pipeline/convert.h"
+#include "pipeline/errors.h"
 #include "pipeline/frame_engine.h"
 
 namespace sp {
@@ -59,7 +60,8 @@ class CpuFrameEngine final : public FrameEngine {
   }
   bool can_submit() const override { return !done_.has_value(); }
 
-  void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool) override {
+  void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool, std::shared_ptr<void>) override {
+    if (picture.on_device) throw Error(ExitCode::internal, "a picture in device memory reached the CPU engine");
     const Size in = formats_.input_size, out = chain_.output_size();
     const RgbaView rgba_in{rgba_in_.data(), in.width, in.height, size_t(in.width) * 4};
     const RgbaView rgba_out = chain_.size() == 0

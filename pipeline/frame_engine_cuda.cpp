@@ -19,6 +19,7 @@ struct Slot {
               done = nullptr;
   std::vector<cudaEvent_t> stage_marks;
   PooledBuffer staging_in, device_in, rgba_in, rgba_out, device_out;
+  std::shared_ptr<void> device_picture;  // a decoder's surface, held until the frame is done
   EngineFrame pending;
 };
 
@@ -41,6 +42,7 @@ class CudaFrameEngine final : public FrameEngine {
       s.stage_marks.resize(chain_.size() + 1);
       for (auto& e : s.stage_marks) SP_CUDA_CHECK(cudaEventCreate(&e));
     }
+    SP_CUDA_CHECK(cudaEventCreateWithFlags(&decoder_copies_done_, cudaEventDisableTiming));
   }
 
   ~CudaFrameEngine() override {
@@ -50,6 +52,7 @@ class CudaFrameEngine final : public FrameEngine {
       for (auto e : s.stage_marks) cudaEventDestroy(e);
       cudaStreamDestroy(s.stream);
     }
+    cudaEventDestroy(decoder_copies_done_);
   }
 
   Size configure(const EngineFormats& formats) override {
@@ -74,25 +77,24 @@ class CudaFrameEngine final : public FrameEngine {
 
   bool can_submit() const override { return order_.size() < slots_.size(); }
 
-  void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool pinned) override {
+  void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool pinned,
+              std::shared_ptr<void> keep_alive) override {
     Slot& s = slots_[next_slot_];
     next_slot_ = (next_slot_ + 1) % slots_.size();
     const Size in = formats_.input_size, out = chain_.output_size();
 
-    PlanarView source = picture;
-    if (!pinned) {
-      source = tight_view(s.staging_in.data(), formats_.input_format, in);
-      copy_picture_host(picture, source);
-      traffic_.host_copy_bytes += s.staging_in.bytes();
-    }
-    const PlanarView device_in = tight_view(s.device_in.data(), formats_.input_format, in);
-    const PlaneLayout layout = plane_layout(formats_.input_format, in.width, in.height);
     SP_CUDA_CHECK(cudaEventRecord(s.start, s.stream));
-    for (int i = 0; i < layout.count; ++i) {
-      SP_CUDA_CHECK(cudaMemcpy2DAsync(device_in.plane[i], device_in.pitch[i], source.plane[i], source.pitch[i],
-                                      layout.pitch[i], layout.rows[i], cudaMemcpyHostToDevice, s.stream));
+    PlanarView device_in = picture;
+    if (picture.on_device) {
+      // FFmpeg copies NVDEC's output on the legacy default stream, which our
+      // non-blocking streams do not wait for by themselves.
+      SP_CUDA_CHECK(cudaEventRecord(decoder_copies_done_, cudaStreamLegacy));
+      SP_CUDA_CHECK(cudaStreamWaitEvent(s.stream, decoder_copies_done_, 0));
+      s.device_picture = std::move(keep_alive);
+    } else {
+      upload(s, picture, pinned);
+      device_in = tight_view(s.device_in.data(), formats_.input_format, in);
     }
-    traffic_.host_to_device_bytes += layout.total_bytes();
     SP_CUDA_CHECK(cudaEventRecord(s.uploaded, s.stream));
 
     const RgbaView rgba_in{s.rgba_in.data(), in.width, in.height, size_t(in.width) * 4};
@@ -125,6 +127,23 @@ class CudaFrameEngine final : public FrameEngine {
     order_.push_back(&s);
   }
 
+  void upload(Slot& s, const PlanarView& picture, bool pinned) {
+    const Size in = formats_.input_size;
+    PlanarView source = picture;
+    if (!pinned) {
+      source = tight_view(s.staging_in.data(), formats_.input_format, in);
+      copy_picture_host(picture, source);
+      traffic_.host_copy_bytes += s.staging_in.bytes();
+    }
+    const PlanarView device_in = tight_view(s.device_in.data(), formats_.input_format, in);
+    const PlaneLayout layout = plane_layout(formats_.input_format, in.width, in.height);
+    for (int i = 0; i < layout.count; ++i) {
+      SP_CUDA_CHECK(cudaMemcpy2DAsync(device_in.plane[i], device_in.pitch[i], source.plane[i], source.pitch[i],
+                                      layout.pitch[i], layout.rows[i], cudaMemcpyHostToDevice, s.stream));
+    }
+    traffic_.host_to_device_bytes += layout.total_bytes();
+  }
+
   size_t in_flight() const override { return order_.size(); }
 
   bool oldest_ready() override {
@@ -139,6 +158,7 @@ class CudaFrameEngine final : public FrameEngine {
     Slot& s = *order_.front();
     order_.pop_front();
     SP_CUDA_CHECK(cudaEventSynchronize(s.done));
+    s.device_picture.reset();
     FrameTimings& t = s.pending.timings;
     t.upload_ms = elapsed_ms(s.start, s.uploaded);
     t.convert_in_ms = elapsed_ms(s.uploaded, s.converted_in);
@@ -160,6 +180,7 @@ class CudaFrameEngine final : public FrameEngine {
   std::deque<Slot*> order_;
   size_t next_slot_ = 0;
   cudaEvent_t last_stages_done_ = nullptr;
+  cudaEvent_t decoder_copies_done_ = nullptr;
   EngineFormats formats_;
   size_t output_bytes_ = 0;
   EngineTraffic traffic_;

@@ -56,6 +56,7 @@ struct PlanarView {
   int height = 0;
   uint8_t* plane[3] = {nullptr, nullptr, nullptr};
   size_t pitch[3] = {0, 0, 0};
+  bool on_device = false;  // planes are CUDA device memory (a hardware decoder's surface)
 };
 
 // Byte layout of a format at a size (pitches are tight, rows 1-aligned unless given).

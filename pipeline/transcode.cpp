@@ -249,7 +249,7 @@ void Transcoder::resolve_backend() {
 void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   const PlanarView v = frame.view();
   log_debug("first frame decoded");
-  bridging_ = options_.backend == "auto" && !options_.low_latency && !device_ready();
+  bridging_ = options_.backend == "auto" && !options_.low_latency && !v.on_device && !device_ready();
   if (!bridging_) resolve_backend();
   formats_.output_format = PixelFormat::yuv420p;
   build_engine({v.width, v.height}, v.format, frame.color);
@@ -342,8 +342,11 @@ void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
   FrameInfo info;
   info.index = tag;
   info.time_seconds = item.frame.pts * av_q2d(time_base_);
+  // A decoder surface in device memory stays alive until its frame is done.
+  std::shared_ptr<void> surface;
+  if (v.on_device) surface = std::make_shared<FramePtr>(std::move(item.frame.frame));
   const auto submitted_at = Clock::now();
-  engine_->submit(v, info, tag);
+  engine_->submit(v, info, tag, false, std::move(surface));
   pending_.push_back(tag);
   if (bridging_) {
     last_bridged_frame_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - submitted_at).count();
@@ -396,6 +399,8 @@ int Transcoder::run(MediaReader& reader) {
   read_thread.join();
   write_thread.join();
   retire_engine();
+  stats_.decoder = {reader.video().codec_name + (reader.decodes_on_device() ? " (nvdec)" : ""),
+                    reader.software_decode_reason()};
   if (device_.valid()) {
     try {
       resolve_backend();  // no frame came: still report the backend, or its failure
@@ -452,18 +457,35 @@ int Transcoder::run(MediaReader& reader) {
 
 }  // namespace
 
+// NVDEC decodes into GPU memory, so it needs the CUDA backend: known only
+// once the device has answered.
+static void settle_hardware_decoding(InputOptions& input, std::future<Choice>& device) {
+  if (input.hwdec == HwDecode::none) return;
+  const Choice backend = device.get();
+  std::promise<Choice> known;
+  known.set_value(backend);
+  device = known.get_future();
+  if (backend.name == "cuda") return;
+  const std::string why = "the CPU backend is in use" + (backend.reason.empty() ? "" : " (" + backend.reason + ")");
+  if (input.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, "--hwdec nvdec: " + why);
+  input.hwdec = HwDecode::none;
+  input.software_decode_reason = why;
+}
+
 int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   MediaWriter::preflight(options.output);
   // Device start-up (driver and context) overlaps with probing the input.
-  auto device = std::async(std::launch::async, [&] {
+  std::future<Choice> device = std::async(std::launch::async, [&] {
     Choice backend = select_backend(options.backend);
     if (backend.name == "cuda") start_cuda_context();
     log_debug("device ready");
     return backend;
   });
+  InputOptions input = options.input;
+  settle_hardware_decoding(input, device);
   std::optional<MediaReader> opened;
   try {
-    opened.emplace(options.input);
+    opened.emplace(input);
   } catch (...) {
     device.wait();  // its errors come second
     throw;

@@ -1,0 +1,136 @@
+// --hwdec: option handling everywhere; on a GPU, NVDEC-decoded runs against
+// software-decoded runs of the same clip (H.264 and HEVC decoding are exact,
+// so the outputs must be identical) and the stats' proof that no picture
+// crossed PCIe on the way in.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "pipeline/device.h"
+#include "tests/e2e_util.h"
+#include "tests/support/test_support.h"
+
+namespace sp::test {
+namespace {
+
+CommandResult stylepipe(const std::string& args) {
+  return run_command(shell_quote(stylepipe_binary()) + " " + args + " --progress none");
+}
+
+std::string identity_config() { return source_dir() + "/configs/identity.yaml"; }
+
+// Noise makes every picture different, so a wrong or reordered frame shows.
+std::string make_clip(const TempDir& dir, const std::string& name, const std::string& size, const std::string& codec,
+                      const std::string& pix_fmt, double seconds = 1.0) {
+  std::mt19937_64 rng(fresh_seed() ^ std::hash<std::string>{}(name));
+  const std::string path = dir.file(name);
+  const CommandResult r = run_command(
+      "ffmpeg -v error -y -f lavfi -i \"testsrc2=size=" + size + ":rate=25,noise=alls=20:allf=t:all_seed=" +
+      std::to_string(rng() % 100000) + "\" -t " + std::to_string(seconds) + " -c:v " + codec + " -pix_fmt " + pix_fmt +
+      " " + shell_quote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return path;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string video_md5s(const std::string& file) {
+  return run_command("ffmpeg -v error -i " + shell_quote(file) + " -map 0:v -f framemd5 -").output;
+}
+
+bool has_encoder(const std::string& name) {
+  return run_command("ffmpeg -hide_banner -encoders 2>/dev/null | grep -qw " + name).exit_code == 0;
+}
+
+TEST(HwDecode, UnknownModeIsAUsageError) {
+  const CommandResult r = stylepipe("run " + identity_config() + " -i x.mp4 -o y.mkv --hwdec cuvid");
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("--hwdec"), std::string::npos) << r.output;
+}
+
+TEST(HwDecode, DemandedOnTheCpuBackendFailsBeforeWork) {
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mp4", "64x48", "libx264", "yuv420p", 0.2), out = dir.file("o.mkv");
+  const CommandResult r = stylepipe("run " + identity_config() + " -i " + in + " -o " + out + " --hwdec nvdec --backend cpu");
+  EXPECT_EQ(r.exit_code, 69) << r.output;
+  EXPECT_NE(r.output.find("--hwdec nvdec: the CPU backend is in use"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(HwDecode, AutoWithoutADeviceDecodesInSoftwareAndSaysWhy) {
+  std::string why;
+  if (cuda_device_available(&why)) GTEST_SKIP() << "a CUDA device is present; this checks the no-device path";
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mp4", "96x64", "libx264", "yuv420p", 0.4), stats = dir.file("s.json");
+  const CommandResult r = stylepipe("run " + identity_config() + " -i " + in + " -o " + dir.file("o.mkv") +
+                                    " --stats-json " + stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json s = read_json(stats);
+  EXPECT_EQ(s["decoder"]["name"], "h264");
+  EXPECT_NE(s["decoder"]["reason"].get<std::string>().find("CPU backend"), std::string::npos) << s["decoder"];
+  const CommandResult demanded = stylepipe("run " + identity_config() + " -i " + in + " -o " + dir.file("p.mkv") +
+                                           " --hwdec nvdec");
+  EXPECT_EQ(demanded.exit_code, 69) << demanded.output;
+}
+
+// NVDEC and the software decoder must give the same pictures, and the
+// NVDEC run must not upload any.
+void expect_nvdec_matches_software(const std::string& clip, const std::string& expected_codec) {
+  TempDir dir;
+  const std::string hw = dir.file("hw.mkv"), sw = dir.file("sw.mkv"), stats = dir.file("hw.json");
+  const CommandResult a = stylepipe("run " + identity_config() + " -i " + clip + " -o " + hw +
+                                    " --codec ffv1 --hwdec nvdec --backend cuda --stats-json " + stats);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const CommandResult b = stylepipe("run " + identity_config() + " -i " + clip + " -o " + sw +
+                                    " --codec ffv1 --hwdec none --backend cuda");
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const nlohmann::json s = read_json(stats);
+  EXPECT_EQ(s["decoder"]["name"], expected_codec + " (nvdec)") << s["decoder"];
+  EXPECT_EQ(s["transfer_bytes"]["host_to_device"], 0) << "NVDEC pictures are read in place";
+  EXPECT_GT(s["frames"]["out"].get<int>(), 0);
+  EXPECT_EQ(video_md5s(hw), video_md5s(sw)) << clip;
+}
+
+TEST(HwDecodeCuda, H264MatchesSoftwareDecoding) {
+  SP_REQUIRE_CUDA();
+  TempDir dir;
+  expect_nvdec_matches_software(make_clip(dir, "in.mp4", "640x360", "libx264", "yuv420p"), "h264");
+}
+
+TEST(HwDecodeCuda, HevcEightAndTenBitMatchSoftwareDecoding) {
+  SP_REQUIRE_CUDA();
+  TempDir dir;
+  std::string h8, h10;
+  if (has_encoder("libx265")) {
+    h8 = make_clip(dir, "h8.mkv", "640x360", "libx265", "yuv420p");
+    h10 = make_clip(dir, "h10.mkv", "640x360", "libx265", "yuv420p10le");
+  } else if (const char* clips = std::getenv("SP_HEVC_CLIPS")) {
+    // The GPU machine's FFmpeg has no HEVC encoder: clips made elsewhere (scripts/gpu-check.sh).
+    h8 = std::string(clips) + "/h8.mkv";
+    h10 = std::string(clips) + "/h10.mkv";
+  } else {
+    GTEST_SKIP() << "no HEVC encoder (libx265) to make the clips, and no SP_HEVC_CLIPS folder";
+  }
+  expect_nvdec_matches_software(h8, "hevc");
+  expect_nvdec_matches_software(h10, "hevc");
+}
+
+TEST(HwDecodeCuda, ResolutionChangeKeepsGoing) {
+  SP_REQUIRE_CUDA();
+  TempDir dir;
+  const std::string a = dir.file("a.ts"), b = dir.file("b.ts"), joined = dir.file("joined.ts");
+  ASSERT_EQ(run_command("ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -t 1 -c:v libx264 -pix_fmt yuv420p " + a).exit_code, 0);
+  ASSERT_EQ(run_command("ffmpeg -v error -y -f lavfi -i testsrc2=size=256x144:rate=25 -t 1 -c:v libx264 -pix_fmt yuv420p "
+                        "-output_ts_offset 1 " + b).exit_code, 0);
+  ASSERT_EQ(run_command("cat " + a + " " + b + " > " + joined).exit_code, 0);
+  expect_nvdec_matches_software(joined, "h264");
+}
+
+}  // namespace
+}  // namespace sp::test
