@@ -44,6 +44,17 @@ TEST(LowpolyCuda, MatchesCpuOnPhotos) {
     }
 }
 
+TEST(LowpolyCuda, MatchesCpuOnARealPhotograph) {
+  SP_REQUIRE_CUDA();
+  const HostImage photo = example_photo();
+  for (const Values& v : {Values{}, Values{{"points_per_mp", 30000.0}, {"line_width", 1.0}},
+                          Values{{"fill", std::string("centroid")}, {"edge_weight", 40.0}}}) {
+    auto a = make_stage(v);
+    auto b = make_stage(v);
+    expect_same(run_clip_cpu(*a, {photo}), run_clip_cuda(*b, {photo}), "photo");
+  }
+}
+
 TEST(LowpolyCuda, MatchesCpuAt4K) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(fresh_seed());

@@ -54,8 +54,9 @@ std::vector<ParamSpec> lowpoly_table() {
           "Video: keep the vertices from frame to frame and re-sample only the 32x32 tiles whose edge map "
           "changed by more than temporal_threshold."),
       row("temporal_threshold", T::number, 4.0, 0.0, 255.0, {},
-          "Mean absolute change of a tile's edge strength (0..255 per pixel, against the tile's last re-sample) "
-          "above which its vertices are re-sampled (temporal mode)."),
+          "Change of a tile's mean edge strength (0..255) since the tile's last re-sample above which its "
+          "vertices are re-sampled (temporal mode). It measures the amount of edge, not where it is: slow motion "
+          "keeps the vertices."),
       row("color_smoothing", T::number, 0.0, 0.0, 0.99, {},
           "Video: EMA factor a of the output colour, c = a c_prev + (1-a) c_frame. 0 = off."),
   };

@@ -44,10 +44,8 @@ TEST(LowpolyStage, MeshOnAPhotoIsAValidDelaunayTriangulation) {
   }
 }
 
-TEST(LowpolyStage, MeanFillIsTheExactMeanOfEachTrianglesPixels) {
-  std::mt19937_64 rng(fresh_seed());
-  const int w = 120, h = 90;
-  const HostImage in = test::synthetic_photo(w, h, rng);
+void expect_exact_mean_fill(const HostImage& in, std::mt19937_64& rng) {
+  const int w = in.width, h = in.height;
   auto stage = make_stage({{"points", int64_t(150)}, {"seed", int64_t(rng() % 1000)}});
   const ClipResult r = run_clip_cpu(*stage, {in});
   const auto& tris = r.meshes[0];
@@ -65,6 +63,19 @@ TEST(LowpolyStage, MeanFillIsTheExactMeanOfEachTrianglesPixels) {
       wrong += r.frames[0].pixels[4 * i + c] != uint8_t(std::floor(s[c] / s[4] + 0.5));
     }
   EXPECT_EQ(wrong, 0);
+}
+
+TEST(LowpolyStage, MeanFillIsTheExactMeanOfEachTrianglesPixels) {
+  std::mt19937_64 rng(fresh_seed());
+  // A real photograph, cropped at a random place, and a synthetic one.
+  const HostImage photo = example_photo();
+  const int w = 120, h = 90, ox = int(rng() % uint64_t(photo.width - w)), oy = int(rng() % uint64_t(photo.height - h));
+  HostImage crop(w, h);
+  for (int y = 0; y < h; ++y)
+    std::memcpy(&crop.pixels[size_t(y) * w * 4], &photo.pixels[(size_t(y + oy) * photo.width + ox) * 4], size_t(w) * 4);
+  ASSERT_GT(test::compare(crop, HostImage(w, h)).mean_abs, 20.0) << "the photo did not decode";
+  expect_exact_mean_fill(crop, rng);
+  expect_exact_mean_fill(test::synthetic_photo(w, h, rng), rng);
 }
 
 TEST(LowpolyStage, CentroidFillSamplesTheCentroidPixel) {

@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/media_reader.h"
 #include "pipeline/buffer_pool.h"
+#include "pipeline/convert.h"
 #include "pipeline/cuda_check.h"
 #include "stages/lowpoly/lowpoly.h"
 #include "tests/support/test_support.h"
@@ -91,6 +93,28 @@ inline std::vector<HostImage> panning_clip(int w, int h, int frames, int step, s
     clip.push_back(std::move(img));
   }
   return clip;
+}
+
+// The real photograph in this folder's example sheet (its top-left 480 x 320
+// quadrant; danielbuechele on Flickr, CC BY 2.0), decoded by FFmpeg.
+inline HostImage example_photo() {
+  std::string path = __FILE__;
+  path = path.substr(0, path.find_last_of('/')) + "/examples/examples_china.jpg";
+  InputOptions options;
+  options.url = path;
+  MediaReader reader(options);
+  MediaItem item;
+  while (reader.next(item))
+    if (item.kind == MediaItem::Kind::video) break;
+  if (item.kind != MediaItem::Kind::video) throw std::runtime_error("no picture in " + path);
+  const Size size = item.frame.size();
+  HostImage sheet(size.width, size.height);
+  convert_to_rgba_cpu(item.frame.view(), item.frame.color, sheet.view());
+  HostImage photo(480, 320);
+  for (int y = 0; y < photo.height; ++y)
+    std::memcpy(&photo.pixels[size_t(y) * photo.width * 4], &sheet.pixels[size_t(y) * sheet.width * 4],
+                size_t(photo.width) * 4);
+  return photo;
 }
 
 // Mean absolute difference between consecutive frames, over all bytes.
