@@ -42,6 +42,11 @@ std::atomic<bool> g_context_started{false};
 }
 
 void start_cuda_context() {
+  // FFmpeg's CUDA device (NVDEC) joins the primary context only when its
+  // flags are blocking sync; the host waits on events, so they suit us too.
+  const cudaError_t flags = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+  if (flags == cudaErrorSetOnActiveProcess) cudaGetLastError();  // a context exists already: keep it
+  else SP_CUDA_CHECK(flags);
   SP_CUDA_CHECK(cudaFree(nullptr));
   g_context_started = true;
 }
