@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <vector>
 
 #include "pipeline/device.h"
 #include "tests/e2e_util.h"
@@ -22,15 +23,25 @@ CommandResult stylepipe(const std::string& args) {
 
 std::string identity_config() { return source_dir() + "/configs/identity.yaml"; }
 
-// Noise makes every picture different, so a wrong or reordered frame shows.
+// Random pictures (bytes from the test's generator), so a wrong or reordered
+// frame shows; the GPU machine's FFmpeg has no noise filter.
 std::string make_clip(const TempDir& dir, const std::string& name, const std::string& size, const std::string& codec,
                       const std::string& pix_fmt, double seconds = 1.0) {
   std::mt19937_64 rng(fresh_seed() ^ std::hash<std::string>{}(name));
-  const std::string path = dir.file(name);
-  const CommandResult r = run_command(
-      "ffmpeg -v error -y -f lavfi -i \"testsrc2=size=" + size + ":rate=25,noise=alls=20:allf=t:all_seed=" +
-      std::to_string(rng() % 100000) + "\" -t " + std::to_string(seconds) + " -c:v " + codec + " -pix_fmt " + pix_fmt +
-      " " + shell_quote(path));
+  const int w = std::stoi(size), h = std::stoi(size.substr(size.find('x') + 1));
+  const int frames = int(25 * seconds);
+  const std::string raw = dir.file(name + ".yuv"), path = dir.file(name);
+  {
+    std::ofstream out(raw, std::ios::binary);
+    std::vector<uint8_t> picture(size_t(w) * h * 3 / 2);
+    for (int f = 0; f < frames; ++f) {
+      for (auto& b : picture) b = uint8_t(rng());
+      out.write(reinterpret_cast<const char*>(picture.data()), std::streamsize(picture.size()));
+    }
+  }
+  const CommandResult r = run_command("ffmpeg -v error -y -f rawvideo -pix_fmt yuv420p -s " + size + " -r 25 -i " +
+                                      shell_quote(raw) + " -c:v " + codec + " -pix_fmt " + pix_fmt + " " +
+                                      shell_quote(path));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return path;
 }
