@@ -253,6 +253,7 @@ void MediaReader::attach_hardware_decoder(const AVCodec* codec) {
   const std::optional<std::string> why_not = attach_nvdec(decoder_.get(), codec);
   if (!why_not) {
     nvdec_attached_ = true;
+    decoder_->extra_hw_frames = options_.frames_held;
     return;
   }
   if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, name_ + ": --hwdec nvdec: " + *why_not);

@@ -31,6 +31,9 @@ struct InputOptions {
   int64_t max_frames = -1;       // --frames, < 0 = all
   bool low_latency = false;      // live pipes: tiny probe, no decoder delay (slice threads only)
   HwDecode hwdec = HwDecode::none;
+  // Decoded pictures the caller holds at once (queue + frames in flight).
+  // NVDEC surfaces are a fixed pool: each held picture keeps one.
+  int frames_held = 8;
   std::string software_decode_reason;  // why hwdec was turned off before the reader saw it, for the stats
 };
 
@@ -123,6 +126,7 @@ class MediaReader {
   // True once NVDEC delivers pictures in device memory; otherwise
   // software_decode_reason() says why it does not (empty when not asked).
   bool decodes_on_device() const { return nvdec_attached_ && !nvdec_refused_; }
+  bool hardware_decoder_attached() const { return nvdec_attached_; }
   const std::string& software_decode_reason() const { return software_reason_; }
 
  private:

@@ -79,11 +79,11 @@ struct FrameMeta {
 
 class Transcoder {
  public:
-  Transcoder(const TranscodeOptions& o, RunStats& stats, std::future<Choice> device, const VideoStreamInfo& video)
+  Transcoder(const TranscodeOptions& o, RunStats& stats, std::future<Choice> device, const MediaReader& reader)
       : options_(o),
         stats_(stats),
         device_(std::move(device)),
-        read_queue_(startup_read_ahead(o, video), o.overflow),
+        read_queue_(startup_read_ahead(o, reader), o.overflow),
         write_queue_(o.low_latency ? 1 : o.queue_depth) {}
 
   int run(MediaReader& reader);
@@ -92,7 +92,7 @@ class Transcoder {
   void read_loop(MediaReader& reader);
   void write_loop();
   void process_loop(MediaReader& reader);
-  static size_t startup_read_ahead(const TranscodeOptions& o, const VideoStreamInfo& video);
+  static size_t startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader);
   bool device_ready() const;
   void resolve_backend();
   void end_bridge_when_due();
@@ -223,10 +223,12 @@ void Transcoder::record_stage_counters() {
 // While the device starts (a CUDA context takes ~0.2 s), the decoder runs
 // ahead into a deeper queue instead of leaving the cores idle; the queue
 // shrinks to its configured depth once the engine exists. Live input keeps
-// its depth: reading ahead would only add latency.
-size_t Transcoder::startup_read_ahead(const TranscodeOptions& o, const VideoStreamInfo& video) {
+// its depth: reading ahead would only add latency. So does NVDEC, whose
+// surfaces are few (and the GPU starts with it anyway).
+size_t Transcoder::startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader) {
+  const VideoStreamInfo& video = reader.video();
   const size_t depth = o.low_latency ? 1 : size_t(o.queue_depth);
-  if (o.low_latency) return depth;
+  if (o.low_latency || reader.hardware_decoder_attached()) return depth;
   constexpr double kBudgetBytes = 256.0 * 1024 * 1024;
   const double frame_bytes = std::max(1.0, 1.5 * video.size.width * video.size.height);
   return std::clamp(size_t(kBudgetBytes / frame_bytes), depth, size_t(128));
@@ -482,6 +484,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
     return backend;
   });
   InputOptions input = options.input;
+  input.frames_held = (options.low_latency ? 1 : options.queue_depth) + options.frames_in_flight + 2;
   settle_hardware_decoding(input, device);
   std::optional<MediaReader> opened;
   try {
@@ -495,7 +498,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   stats.input = options.input.url;
   stats.output = options.output.url;
   stats.decoder.name = reader.video().codec_name;
-  Transcoder transcoder(options, stats, std::move(device), reader.video());
+  Transcoder transcoder(options, stats, std::move(device), reader);
   const int code = transcoder.run(reader);
   if (!options.stats_json_path.empty()) {
     std::ofstream out(options.stats_json_path);
