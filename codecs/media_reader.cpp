@@ -253,6 +253,9 @@ void MediaReader::attach_hardware_decoder(const AVCodec* codec) {
   const std::optional<std::string> why_not = attach_nvdec(decoder_.get(), codec);
   if (!why_not) {
     nvdec_attached_ = true;
+    // NVDEC has at most 32 decode surfaces, and each frame thread would hold
+    // some; the hardware does the decoding, so one thread feeds it.
+    decoder_->thread_count = 1;
     decoder_->extra_hw_frames = options_.frames_held;
     return;
   }
