@@ -30,6 +30,22 @@ struct ParamSpec {
   bool config_relative_path = false;
 };
 
+// One row of a stage's parameter table, in the order the docs show it.
+inline ParamSpec param_row(std::string name, ParamType type, ParamValue default_value, std::optional<double> min,
+                           std::optional<double> max, std::vector<std::string> choices, std::string doc,
+                           bool optional_default = false) {
+  ParamSpec s;
+  s.name = std::move(name);
+  s.type = type;
+  s.default_value = std::move(default_value);
+  s.min = min;
+  s.max = max;
+  s.choices = std::move(choices);
+  s.doc = std::move(doc);
+  s.optional_default = optional_default;
+  return s;
+}
+
 // Validated parameter values of one stage instance. Every key of the table is present.
 class Params {
  public:

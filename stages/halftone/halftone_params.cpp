@@ -11,15 +11,7 @@ namespace {
 
 ParamSpec row(std::string name, ParamType type, ParamValue def, std::optional<double> min, std::optional<double> max,
               std::string doc, bool optional_default = false) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.type = type;
-  s.default_value = std::move(def);
-  s.min = min;
-  s.max = max;
-  s.doc = std::move(doc);
-  s.optional_default = optional_default;
-  return s;
+  return param_row(std::move(name), type, std::move(def), min, max, {}, std::move(doc), optional_default);
 }
 
 std::vector<ParamSpec> halftone_table() {

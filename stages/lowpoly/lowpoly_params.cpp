@@ -14,50 +14,37 @@ namespace {
 
 constexpr int kMaxSide = 16383;  // vertex coordinates up to the side fit the exact 64-bit predicates
 
-ParamSpec row(std::string name, ParamType type, ParamValue def, std::optional<double> min, std::optional<double> max,
-              std::vector<std::string> choices, std::string doc, bool optional_default = false) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.type = type;
-  s.default_value = std::move(def);
-  s.min = min;
-  s.max = max;
-  s.choices = std::move(choices);
-  s.doc = std::move(doc);
-  s.optional_default = optional_default;
-  return s;
-}
 
 std::vector<ParamSpec> lowpoly_table() {
   using T = ParamType;
   return {
-      row("points", T::integer, int64_t(0), 0.0, 2000000.0, {},
+      param_row("points", T::integer, int64_t(0), 0.0, 2000000.0, {},
           "Expected number of random interior vertices. 0: from points_per_mp.", true),
-      row("points_per_mp", T::number, 5000.0, 1.0, 200000.0, {},
+      param_row("points_per_mp", T::number, 5000.0, 1.0, 200000.0, {},
           "Expected interior vertices per million pixels (5000 gives about 10,000 at 1920x1080)."),
-      row("edge_weight", T::number, 8.0, 0.0, 100.0, {},
+      param_row("edge_weight", T::number, 8.0, 0.0, 100.0, {},
           "How much edges attract vertices: a pixel's selection weight is 1 + edge_weight * e, e the Sobel "
           "edge strength in 0..1."),
-      row("seed", T::integer, int64_t(1), 0.0, 4294967295.0, {},
+      param_row("seed", T::integer, int64_t(1), 0.0, 4294967295.0, {},
           "Seed of the position hash that picks vertices (the same seed gives the same vertices on CPU and GPU, "
           "and on every frame of static content)."),
-      row("border_spacing", T::integer, int64_t(0), 0.0, 16384.0, {},
+      param_row("border_spacing", T::integer, int64_t(0), 0.0, 16384.0, {},
           "Pixels between the vertices always placed on the frame border. 0: the mean vertex spacing.", true),
-      row("fill", T::choice, std::string("mean"), {}, {}, {"mean", "centroid"},
+      param_row("fill", T::choice, std::string("mean"), {}, {}, {"mean", "centroid"},
           "Triangle colour: mean = exact mean of the triangle's pixels; centroid = the pixel at the vertex "
           "centroid (the seed)."),
-      row("line_width", T::number, 0.0, 0.0, 16.0, {},
+      param_row("line_width", T::number, 0.0, 0.0, 16.0, {},
           "Width in pixels of lines drawn along the mesh edges (0: no lines)."),
-      row("line_color", T::number_list, std::vector<double>{0, 0, 0}, 0.0, 255.0, {},
+      param_row("line_color", T::number_list, std::vector<double>{0, 0, 0}, 0.0, 255.0, {},
           "Line colour as [r, g, b] or [r, g, b, a], 0..255."),
-      row("temporal", T::boolean, false, {}, {}, {},
+      param_row("temporal", T::boolean, false, {}, {}, {},
           "Video: keep the vertices from frame to frame and re-sample only the 32x32 tiles whose edge map "
           "changed by more than temporal_threshold."),
-      row("temporal_threshold", T::number, 4.0, 0.0, 255.0, {},
+      param_row("temporal_threshold", T::number, 4.0, 0.0, 255.0, {},
           "Change of a tile's mean edge strength (0..255) since the tile's last re-sample above which its "
           "vertices are re-sampled (temporal mode). It measures the amount of edge, not where it is: slow motion "
           "keeps the vertices."),
-      row("color_smoothing", T::number, 0.0, 0.0, 0.99, {},
+      param_row("color_smoothing", T::number, 0.0, 0.0, 0.99, {},
           "Video: EMA factor a of the output colour, c = a c_prev + (1-a) c_frame. 0 = off."),
   };
 }

@@ -10,60 +10,46 @@ namespace sp::pencil {
 namespace {
 
 std::vector<ParamSpec> pencil_table() {
-  auto row = [](std::string name, ParamType type, ParamValue def, std::optional<double> min,
-                std::optional<double> max, std::vector<std::string> choices, std::string doc,
-                bool optional_default = false) {
-    ParamSpec s;
-    s.name = std::move(name);
-    s.type = type;
-    s.default_value = std::move(def);
-    s.min = min;
-    s.max = max;
-    s.choices = std::move(choices);
-    s.doc = std::move(doc);
-    s.optional_default = optional_default;
-    return s;
-  };
   using T = ParamType;
   return {
-      row("color", T::boolean, false, {}, {}, {},
+      param_row("color", T::boolean, false, {}, {}, {},
           "Colour pencil: replace the luma with the drawing and keep the chroma (Lu's colour version)."),
-      row("gradient", T::choice, std::string("l1"), {}, {}, {"l1", "l2"},
+      param_row("gradient", T::choice, std::string("l1"), {}, {}, {"l1", "l2"},
           "Gradient of the median-filtered luma: l1 = |dx|+|dy| (the seed), l2 = Euclidean norm."),
-      row("line_length", T::integer, int64_t(0), 0.0, 129.0, {},
+      param_row("line_length", T::integer, int64_t(0), 0.0, 129.0, {},
           "Length in pixels of the 8 directional line kernels (odd; even values round up). "
           "0 = 1/30 of the smaller image side, as in the seed.",
           true),
-      row("line_width", T::integer, int64_t(1), 0.0, double(kMaxHalfWidth), {},
+      param_row("line_width", T::integer, int64_t(1), 0.0, double(kMaxHalfWidth), {},
           "Half-width in pixels of the drawing (second-pass) line kernels: Lu's `width`."),
-      row("gamma_s", T::number, 1.0, 0.1, 10.0, {},
+      param_row("gamma_s", T::number, 1.0, 0.1, 10.0, {},
           "Stroke gamma: S = (1 - Sp)^gamma_s. Above 1 darkens and thickens the lines."),
-      row("gamma_i", T::number, 0.6, 0.05, 5.0, {},
+      param_row("gamma_i", T::number, 0.6, 0.05, 5.0, {},
           "Tone gamma: R = S * T^gamma_i. Below 1 lightens the pencil shading."),
-      row("tone", T::choice, std::string("lu2012"), {}, {}, {"lu2012", "dark", "light", "custom"},
+      param_row("tone", T::choice, std::string("lu2012"), {}, {}, {"lu2012", "dark", "light", "custom"},
           "Tone-layer weights bright:mid:dark. lu2012 = 52:37:11, dark = 42:29:29, light = 76:22:2, "
           "custom = `weights`."),
-      row("weights", T::number_list, std::vector<double>{}, 0.0, 1000.0, {},
+      param_row("weights", T::number_list, std::vector<double>{}, 0.0, 1000.0, {},
           "Explicit bright, mid, dark weights (three numbers, any scale); implies tone: custom.", true),
       [&] {
-        ParamSpec s = row("texture", T::string, std::string("builtin"), {}, {}, {},
+        ParamSpec s = param_row("texture", T::string, std::string("builtin"), {}, {}, {},
                           "Pencil texture: `builtin` (generated hatching, no asset needed) or an image path "
                           "(relative to the config file's directory).");
         s.config_relative_path = true;
         return s;
       }(),
-      row("texture_mode", T::choice, std::string("tile"), {}, {}, {"tile", "stretch"},
+      param_row("texture_mode", T::choice, std::string("tile"), {}, {}, {"tile", "stretch"},
           "How the texture covers the frame: tile at native size, or stretch to the frame. "
           "It stays fixed in screen space across frames."),
-      row("tone_solve", T::choice, std::string("fast"), {}, {}, {"fast", "lu2012"},
+      param_row("tone_solve", T::choice, std::string("fast"), {}, {}, {"fast", "lu2012"},
           "Texture exponent beta: fast = closed form beta = ln J * E[ln H]/E[ln^2 H]; "
           "lu2012 = Lu's smooth beta (eq. 9) by conjugate gradients."),
-      row("lambda", T::number, 0.2, 0.0, 100.0, {}, "Smoothness weight of Lu's beta objective (lu2012)."),
-      row("cg_tolerance", T::number, 1e-4, 1e-8, 0.1, {},
+      param_row("lambda", T::number, 0.2, 0.0, 100.0, {}, "Smoothness weight of Lu's beta objective (lu2012)."),
+      param_row("cg_tolerance", T::number, 1e-4, 1e-8, 0.1, {},
           "Relative residual ||r||/||b|| at which the conjugate gradient solve stops (lu2012)."),
-      row("cg_max_iterations", T::integer, int64_t(100), 1.0, 2000.0, {},
+      param_row("cg_max_iterations", T::integer, int64_t(100), 1.0, 2000.0, {},
           "Iteration cap of the conjugate gradient solve (lu2012)."),
-      row("temporal_smoothing", T::number, 0.0, 0.0, 0.99, {},
+      param_row("temporal_smoothing", T::number, 0.0, 0.0, 0.99, {},
           "Video: EMA factor a of the source histogram, h = a h_prev + (1-a) h_frame, against "
           "tone flicker. 0 = each frame on its own."),
   };
