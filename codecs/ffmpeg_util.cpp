@@ -255,10 +255,14 @@ std::string FfmpegLogWatch::last_error() const {
 void grow_pipe(int fd, size_t bytes) {
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
-  size_t limit = 1 << 20;
-  std::ifstream("/proc/sys/fs/pipe-max-size") >> limit;
-  const int want = int(std::min({bytes, limit, size_t(1) << 30}));
-  const int got = fcntl(fd, F_SETPIPE_SZ, want);
+  // Beyond pipe-max-size takes CAP_SYS_RESOURCE: ask for all, then for the cap.
+  const int want = int(std::min(bytes, size_t(1) << 30));
+  int got = fcntl(fd, F_SETPIPE_SZ, want);
+  if (got < 0) {
+    size_t limit = 1 << 20;
+    std::ifstream("/proc/sys/fs/pipe-max-size") >> limit;
+    got = fcntl(fd, F_SETPIPE_SZ, int(std::min(size_t(want), limit)));
+  }
   if (got < 0) log_debug("cannot grow the pipe on fd {} to {} bytes", fd, want);
   else log_debug("pipe on fd {} holds {} bytes", fd, got);
 }

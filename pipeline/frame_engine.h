@@ -66,8 +66,10 @@ class FrameEngine {
 };
 
 std::unique_ptr<FrameEngine> make_cpu_engine(std::vector<StageSpec> stages, BufferPool& pool);
+// poll_for_done: the host polls for finished frames instead of sleeping on
+// them (live input, where a late wake-up is latency).
 std::unique_ptr<FrameEngine> make_cuda_engine(std::vector<StageSpec> stages, BufferPool& pool,
-                                              int frames_in_flight);
+                                              int frames_in_flight, bool poll_for_done = false);
 
 // Copies a picture plane by plane between two views of the same format and size.
 void copy_picture_host(const PlanarView& src, const PlanarView& dst);

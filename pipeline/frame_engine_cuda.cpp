@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <deque>
+#include <thread>
 
 #include "pipeline/convert.h"
 #include "pipeline/cuda_check.h"
@@ -31,8 +32,11 @@ float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
 
 class CudaFrameEngine final : public FrameEngine {
  public:
-  CudaFrameEngine(std::vector<StageSpec> stages, BufferPool& pool, int frames_in_flight)
-      : pool_(pool), chain_(std::move(stages), Backend::cuda, pool), slots_(std::max(1, frames_in_flight)) {
+  CudaFrameEngine(std::vector<StageSpec> stages, BufferPool& pool, int frames_in_flight, bool poll_for_done)
+      : pool_(pool),
+        chain_(std::move(stages), Backend::cuda, pool),
+        slots_(std::max(1, frames_in_flight)),
+        poll_for_done_(poll_for_done) {
     for (Slot& s : slots_) {
       SP_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
       for (cudaEvent_t* e : {&s.start, &s.uploaded, &s.converted_in, &s.converted_out})
@@ -157,7 +161,14 @@ class CudaFrameEngine final : public FrameEngine {
   EngineFrame take_oldest() override {
     Slot& s = *order_.front();
     order_.pop_front();
-    SP_CUDA_CHECK(cudaEventSynchronize(s.done));
+    if (poll_for_done_) {
+      // Live: a sleeping wait wakes up late now and then, which shows in p99.
+      cudaError_t status;
+      while ((status = cudaEventQuery(s.done)) == cudaErrorNotReady) std::this_thread::yield();
+      SP_CUDA_CHECK(status);
+    } else {
+      SP_CUDA_CHECK(cudaEventSynchronize(s.done));
+    }
     s.device_picture.reset();
     FrameTimings& t = s.pending.timings;
     t.upload_ms = elapsed_ms(s.start, s.uploaded);
@@ -181,6 +192,7 @@ class CudaFrameEngine final : public FrameEngine {
   size_t next_slot_ = 0;
   cudaEvent_t last_stages_done_ = nullptr;
   cudaEvent_t decoder_copies_done_ = nullptr;
+  bool poll_for_done_ = false;
   EngineFormats formats_;
   size_t output_bytes_ = 0;
   EngineTraffic traffic_;
@@ -189,8 +201,8 @@ class CudaFrameEngine final : public FrameEngine {
 }  // namespace
 
 std::unique_ptr<FrameEngine> make_cuda_engine(std::vector<StageSpec> stages, BufferPool& pool,
-                                              int frames_in_flight) {
-  return std::make_unique<CudaFrameEngine>(std::move(stages), pool, frames_in_flight);
+                                              int frames_in_flight, bool poll_for_done) {
+  return std::make_unique<CudaFrameEngine>(std::move(stages), pool, frames_in_flight, poll_for_done);
 }
 
 }  // namespace sp

@@ -24,7 +24,7 @@ ffmpeg -v error -re -f lavfi -i "testsrc2=size=64x60:rate=60" -t "$seconds" -vf 
   -f rawvideo -pix_fmt rgba - |
   "$bin" run "$out/live.yaml" -f rawvideo --pix-fmt rgba --size 256x240 --rate 60 -i - \
     -f rawvideo --pix-fmt rgba -o - --low-latency --progress none --stats-json "$out/live_stats.json" |
-  cat >/dev/null
+  dd bs=16M of=/dev/null status=none  # a consumer that takes what the pipe holds in one read, as a player would
 python3 - "$out/live_stats.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
