@@ -261,6 +261,7 @@ void MediaReader::attach_hardware_decoder(const AVCodec* codec) {
   }
   if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, name_ + ": --hwdec nvdec: " + *why_not);
   software_reason_ = *why_not;
+  if (codec->id == AV_CODEC_ID_RAWVIDEO) return;  // nothing to decode: not worth a line (the stats keep it)
   log_info("{}: decoding in software: {}", name_, *why_not);
 }
 
