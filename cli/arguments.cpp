@@ -34,6 +34,9 @@ void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, b
   run.add_option("--frames-in-flight", a.frames_in_flight, "Frames processed concurrently on the GPU")
       ->check(CLI::Range(1, 16));
   run.add_option("--queue-depth", a.queue_depth, "Frames buffered between threads")->check(CLI::Range(1, 64));
+  run.add_option("--encoder", a.encoder,
+                 "auto (NVENC for the --codec's family where the GPU has it), nvenc (or fail), software")
+      ->check(CLI::IsMember({"auto", "nvenc", "software"}));
   run.add_option("--hwdec", a.hwdec, "Hardware decoding: auto (NVDEC where it can), nvdec (or fail), none")
       ->check(CLI::IsMember({"auto", "nvdec", "none"}));
   run.add_flag("--low-latency", a.low_latency, "Live input: queue depth 1, no lookahead, flush every frame");
@@ -105,6 +108,7 @@ TranscodeOptions transcode_options(const RunArguments& a, const Config& config) 
   o.output.pixel_format = !a.pixel_format.empty() ? a.pixel_format : config.output.pixel_format.value_or("");
   o.output.overwrite = a.overwrite;
   o.output.low_latency = a.low_latency;
+  o.output.encoder = *parse_encoder_choice(a.encoder);
 
   o.backend = a.backend;
   o.frames_in_flight = a.frames_in_flight.value_or(config.settings.frames_in_flight);

@@ -19,6 +19,7 @@ struct RunArguments {
   std::optional<int> crf;
   std::string backend = "auto";
   std::string hwdec = "auto";
+  std::string encoder = "auto";
   bool overwrite = false;
   int64_t frames = -1;
   double start = 0, duration = -1;

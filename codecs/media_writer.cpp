@@ -1,6 +1,7 @@
 #include "codecs/media_writer.h"
 
 extern "C" {
+#include <libavutil/hwcontext.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 }
@@ -105,6 +106,7 @@ MediaWriter::MediaWriter(const OutputOptions& options, const VideoStreamInfo& in
   packet_ = make_packet();
   copy_packet_ = make_packet();
   try {
+    choose_encoder();
     choose_picture_format(input_video);
     open_encoder(input_video);
     open_output(copy_streams, metadata, input_video);
@@ -124,6 +126,7 @@ MediaWriter::~MediaWriter() {
     }
   }
   log_watch_.reset();
+  av_buffer_unref(&nvenc_device_);
   if (muxer_) {
     if (muxer_->pb && !(muxer_->oformat->flags & AVFMT_NOFILE)) avio_closep(&muxer_->pb);
     avformat_free_context(muxer_);
@@ -141,6 +144,48 @@ void MediaWriter::fail(ExitCode code, const std::string& what, int error) {
   if (!detail.empty() && detail[0] == '[') detail = detail.substr(std::min(detail.size(), detail.find("] ") + 2));
   if (!detail.empty() && message.find(detail) == std::string::npos) message += " (" + detail + ")";
   throw Error(code, message);
+}
+
+// --encoder auto|nvenc: the codec's NVENC counterpart when it opens here.
+void MediaWriter::choose_encoder() {
+  if (options_.encoder == EncoderChoice::software || !plan_.encoder) return;
+  const AVCodec* nvenc = nvenc_counterpart(plan_.encoder);
+  std::optional<std::string> why;
+  if (!nvenc) why = std::string("this FFmpeg has no NVENC encoder for ") + avcodec_get_name(plan_.encoder->id);
+  else if (!options_.gpu_in_use) why = "the CPU backend is in use";
+  else why = probe_nvenc(nvenc);
+  if (!why) {
+    plan_.encoder = nvenc;
+    return;
+  }
+  if (options_.encoder == EncoderChoice::nvenc) throw Error(ExitCode::unavailable, name_ + ": --encoder nvenc: " + *why);
+  encoder_fallback_reason_ = *why;
+  if (nvenc && options_.gpu_in_use) log_info("{}: encoding with {}: {}", name_, plan_.encoder->name, *why);
+}
+
+// Opens the NVENC encoder once on the shared CUDA context; the reason when it
+// does not open.
+std::optional<std::string> MediaWriter::probe_nvenc(const AVCodec* nvenc) {
+  AVDictionary* device_options = nullptr;
+  av_dict_set(&device_options, "primary_ctx", "1", 0);
+  int r = av_hwdevice_ctx_create(&nvenc_device_, AV_HWDEVICE_TYPE_CUDA, nullptr, device_options, 0);
+  av_dict_free(&device_options);
+  if (r < 0) return "no CUDA device for NVENC (" + av_error_text(r) + ")";
+  CodecContextPtr probe(avcodec_alloc_context3(nvenc));
+  if (!probe) throw std::bad_alloc();
+  probe->width = std::max(256, output_size_.width & ~1);
+  probe->height = std::max(256, output_size_.height & ~1);
+  probe->pix_fmt = AV_PIX_FMT_YUV420P;
+  probe->time_base = {1, 25};
+  probe->hw_device_ctx = av_buffer_ref(nvenc_device_);
+  log_watch_->watch(probe.get());
+  r = avcodec_open2(probe.get(), nvenc, nullptr);
+  std::string line = log_watch_->last_error();
+  log_watch_->take_errors();  // the probe's complaints are not the output's
+  if (!line.empty() && line[0] == '[') line = line.substr(std::min(line.size(), line.find("] ") + 2));
+  if (r >= 0) return std::nullopt;
+  av_buffer_unref(&nvenc_device_);
+  return explain_nvenc_failure(r, line);
 }
 
 void MediaWriter::open_encoder(const VideoStreamInfo& input) {
@@ -185,6 +230,10 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
   if (has_option(codec, "preset", &type) && type == AV_OPT_TYPE_STRING) {
     av_dict_set(&opts, "preset", options_.preset.c_str(), 0);
     encoder_settings_ += " preset " + options_.preset;
+  }
+  if (nvenc_device_) {
+    c->hw_device_ctx = av_buffer_ref(nvenc_device_);
+    set_nvenc_options(&opts, options_.crf, options_.preset, options_.low_latency, &encoder_settings_);
   }
   if (codec->id == AV_CODEC_ID_FFV1) av_dict_set(&opts, "level", "3", 0);  // sliced: multithreaded, CRC-checked
   // Reordered frames break timing in two containers: AVI stores decode order

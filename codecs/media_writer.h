@@ -16,6 +16,7 @@ extern "C" {
 #include <vector>
 
 #include "codecs/ffmpeg_util.h"
+#include "codecs/nvenc.h"
 #include "codecs/media_reader.h"
 #include "pipeline/errors.h"
 #include "pipeline/image.h"
@@ -31,6 +32,8 @@ struct OutputOptions {
   std::string pixel_format;  // optional override: one of sp's PixelFormat names
   bool overwrite = false;
   bool low_latency = false;  // x264 zerolatency, no B-frames, flush each packet
+  EncoderChoice encoder = EncoderChoice::software;
+  bool gpu_in_use = false;  // the CUDA backend runs: NVENC may join its context
 };
 
 // What an OutputOptions resolves to; preflight and the writer share it.
@@ -86,13 +89,17 @@ class MediaWriter {
   // safe after an interrupted read or a failed write (the first error wins).
   void finish();
 
-  std::string description() const;  // e.g. "libx264 crf 18 preset medium -> mp4 (yuv420p bt709 limited)"
+  std::string description() const;
+  // Why --encoder auto did not use NVENC (empty when it did, or was not asked).
+  const std::string& encoder_fallback_reason() const { return encoder_fallback_reason_; }  // e.g. "libx264 crf 18 preset medium -> mp4 (yuv420p bt709 limited)"
   const std::vector<std::string>& warnings() const { return warnings_; }  // dropped streams and the like
   int64_t frames_written() const { return frames_written_; }
   int64_t packets_copied() const { return packets_copied_; }
   const std::string& url() const { return options_.url; }
 
  private:
+  void choose_encoder();
+  std::optional<std::string> probe_nvenc(const AVCodec* nvenc);
   void choose_picture_format(const VideoStreamInfo& input);
   void open_encoder(const VideoStreamInfo& input);
   void open_output(const std::vector<CopyStream>& copy_streams, const AVDictionary* metadata,
@@ -117,6 +124,8 @@ class MediaWriter {
   AVRational encoder_time_base_{1, 1};
   bool constant_rate_only_ = false;
   std::string encoder_settings_;  // " crf 18 preset medium"
+  AVBufferRef* nvenc_device_ = nullptr;  // set when NVENC encodes
+  std::string encoder_fallback_reason_;
 
   CodecContextPtr encoder_;
   AVFormatContext* muxer_ = nullptr;

@@ -252,7 +252,9 @@ void Transcoder::resolve_backend() {
 void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   const PlanarView v = frame.view();
   log_debug("first frame decoded");
-  bridging_ = options_.backend == "auto" && !options_.low_latency && !v.on_device && !device_ready();
+  // (NVENC, with --encoder auto or nvenc, is chosen when the encoder opens: it needs the GPU up.)
+  bridging_ = options_.backend == "auto" && !options_.low_latency && !v.on_device &&
+              options_.output.encoder == EncoderChoice::software && !device_ready();
   if (!bridging_) resolve_backend();
   formats_.output_format = PixelFormat::yuv420p;
   build_engine({v.width, v.height}, v.format, frame.color);
@@ -264,9 +266,12 @@ void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   output_size_ = engine_->chain().output_size();
   read_queue_.set_capacity(options_.low_latency ? 1 : options_.queue_depth);
   log_debug("engine built");
-  writer_ = std::make_unique<MediaWriter>(options_.output, reader.video(), output_size_, reader);
+  OutputOptions output = options_.output;
+  output.gpu_in_use = backend_ == Backend::cuda;
+  writer_ = std::make_unique<MediaWriter>(output, reader.video(), output_size_, reader);
   log_debug("encoder open");
   stats_.encoder.name = writer_->description();
+  stats_.encoder.reason = writer_->encoder_fallback_reason();
   for (const auto& w : writer_->warnings()) stats_.warnings.push_back(w);
   if (writer_->encoder_format() != formats_.output_format ||
       writer_->encoder_color().matrix != formats_.output_color.matrix ||

@@ -20,7 +20,7 @@ timeit() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || echo "FAILED: $*
 ff=(); sp=()
 for i in $(seq 1 "${RUNS:-3}"); do
   ff+=("$(timeit ffmpeg -hide_banner -y -i "$clip" -c:v libx264 -preset "$preset" -crf 18 -c:a copy "$out/e2e_ffmpeg.mp4")")
-  sp+=("$(timeit "$bin" run configs/identity.yaml -i "$clip" -o "$out/e2e_stylepipe.mp4" -y --hwdec none --codec libx264 \
+  sp+=("$(timeit "$bin" run configs/identity.yaml -i "$clip" -o "$out/e2e_stylepipe.mp4" -y --hwdec none --encoder software --codec libx264 \
     --preset "$preset" --crf 18 --progress none --stats-json "$out/e2e_stats.json")")
 done
 ffm=$(printf '%s\n' "${ff[@]}" | median)

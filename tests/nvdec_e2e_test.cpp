@@ -143,5 +143,27 @@ TEST(HwDecodeCuda, ResolutionChangeKeepsGoing) {
   expect_nvdec_matches_software(joined, "h264");
 }
 
+// --encoder: without NVENC (no device here, or a datacenter GPU) auto falls
+// back to the software encoder and says why; nvenc fails with exit 69.
+TEST(HwEncode, AutoFallsBackWithAReasonAndNvencDemandedFails) {
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mp4", "320x240", "libx264", "yuv420p", 0.4), stats = dir.file("s.json");
+  const std::string out = dir.file("o.mp4");
+  const CommandResult r = stylepipe("run " + identity_config() + " -i " + in + " -o " + out +
+                                    " --codec libx264 --encoder auto --stats-json " + stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(decoded_video_frames(out), 10);
+  const nlohmann::json s = read_json(stats);
+  const std::string name = s["encoder"]["name"];
+  if (name.rfind("h264_nvenc", 0) == 0) GTEST_SKIP() << "this GPU has NVENC: the fallback cannot be seen here";
+  EXPECT_EQ(name.rfind("libx264", 0), 0u) << name;
+  EXPECT_FALSE(s["encoder"].value("reason", "").empty()) << s["encoder"];
+  const CommandResult demanded = stylepipe("run " + identity_config() + " -i " + in + " -o " + dir.file("p.mp4") +
+                                           " --codec libx264 --encoder nvenc");
+  EXPECT_EQ(demanded.exit_code, 69) << demanded.output;
+  EXPECT_NE(demanded.output.find("--encoder nvenc: "), std::string::npos) << demanded.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p.mp4")));
+}
+
 }  // namespace
 }  // namespace sp::test

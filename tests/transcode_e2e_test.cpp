@@ -203,7 +203,7 @@ TEST(TranscodeE2E, CudaRunEqualsCpuRunIncludingStartUpFrames) {
   const std::string in = make_clip(dir, "in.mp4", "640x360", 3.0);
   const std::string config = source_dir() + "/configs/example.yaml";
   const std::string gpu = dir.file("gpu.mkv"), cpu = dir.file("cpu.mkv"), stats = dir.file("stats.json");
-  const CommandResult a = stylepipe("run " + config + " -i " + in + " -o " + gpu + " --codec ffv1 --stats-json " + stats);
+  const CommandResult a = stylepipe("run " + config + " -i " + in + " -o " + gpu + " --codec ffv1 --encoder software --stats-json " + stats);
   ASSERT_EQ(a.exit_code, 0) << a.output;
   const CommandResult b = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --codec ffv1 --backend cpu");
   ASSERT_EQ(b.exit_code, 0) << b.output;

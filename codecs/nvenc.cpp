@@ -1,0 +1,65 @@
+#include "codecs/nvenc.h"
+
+#include <map>
+
+#include "codecs/ffmpeg_util.h"
+
+namespace sp {
+
+std::optional<EncoderChoice> parse_encoder_choice(const std::string& text) {
+  if (text == "auto") return EncoderChoice::automatic;
+  if (text == "nvenc") return EncoderChoice::nvenc;
+  if (text == "software") return EncoderChoice::software;
+  return std::nullopt;
+}
+
+const AVCodec* nvenc_counterpart(const AVCodec* encoder) {
+  if (!encoder) return nullptr;
+  switch (encoder->id) {
+    case AV_CODEC_ID_H264: return avcodec_find_encoder_by_name("h264_nvenc");
+    case AV_CODEC_ID_HEVC: return avcodec_find_encoder_by_name("hevc_nvenc");
+    case AV_CODEC_ID_AV1: return avcodec_find_encoder_by_name("av1_nvenc");
+    default: return nullptr;
+  }
+}
+
+std::string explain_nvenc_failure(int error, const std::string& log_line) {
+  const auto says = [&](const char* words) { return log_line.find(words) != std::string::npos; };
+  // Datacenter GPUs (H100, A100, ...) have NVDEC but no NVENC engine.
+  if (says("unsupported device") || says("No capable devices found") || says("no NVENC capable"))
+    return "this GPU has no NVENC engine";
+  // Consumer drivers cap concurrent sessions; the open fails with this status.
+  if (says("out of memory") || says("incompatible client key") || says("session"))
+    return "the NVENC session limit is reached";
+  if (says("Cannot load") || says("driver"))
+    return "the NVENC driver library is unavailable (" + log_line + ")";
+  return "NVENC refused to open (" + (log_line.empty() ? av_error_text(error) : log_line) + ")";
+}
+
+std::string nvenc_preset_for(const std::string& x264_preset) {
+  static const std::map<std::string, std::string> presets = {
+      {"ultrafast", "p1"}, {"superfast", "p1"}, {"veryfast", "p2"}, {"faster", "p3"}, {"fast", "p4"},
+      {"medium", "p5"},    {"slow", "p6"},      {"slower", "p7"},   {"veryslow", "p7"}, {"placebo", "p7"}};
+  const auto it = presets.find(x264_preset);
+  return it != presets.end() ? it->second : "p5";
+}
+
+void set_nvenc_options(AVDictionary** options, int crf, const std::string& preset, bool low_latency,
+                       std::string* settings) {
+  const std::string p = nvenc_preset_for(preset);
+  av_dict_set(options, "preset", p.c_str(), 0);
+  av_dict_set(options, "rc", "vbr", 0);
+  av_dict_set_int(options, "cq", crf, 0);
+  av_dict_set(options, "b", "0", 0);  // quality-driven: no bitrate target
+  *settings += " cq " + std::to_string(crf) + " preset " + p + " (x264 " + preset + ")";
+  if (low_latency) {
+    av_dict_set(options, "tune", "ull", 0);
+    av_dict_set(options, "delay", "0", 0);
+    av_dict_set(options, "zerolatency", "1", 0);
+    av_dict_set(options, "bf", "0", 0);
+    av_dict_set(options, "rc-lookahead", "0", 0);
+    *settings += " tune ull delay 0";
+  }
+}
+
+}  // namespace sp

@@ -1,0 +1,35 @@
+#pragma once
+// NVENC through FFmpeg (h264_nvenc, hevc_nvenc, av1_nvenc): which encoder a
+// run gets, why it does not get NVENC, and how the x264-style quality knobs
+// (crf, preset) map onto NVENC's.
+extern "C" {
+#include <libavcodec/avcodec.h>
+}
+
+#include <optional>
+#include <string>
+
+namespace sp {
+
+// --encoder: `automatic` uses NVENC for codecs that have it when the GPU can
+// (else the software encoder, saying why); `nvenc` fails (exit 69) where it
+// cannot; `software` always uses the encoder --codec names.
+enum class EncoderChoice { automatic, nvenc, software };
+std::optional<EncoderChoice> parse_encoder_choice(const std::string& text);
+
+// h264_nvenc for libx264 (and any H.264 encoder), hevc_nvenc for HEVC,
+// av1_nvenc for AV1; nullptr where NVENC has no such codec or FFmpeg lacks it.
+const AVCodec* nvenc_counterpart(const AVCodec* encoder);
+
+// Why opening NVENC failed, from the error code and FFmpeg's last log line:
+// no NVENC on this GPU, the session limit, or the driver's own words.
+std::string explain_nvenc_failure(int error, const std::string& log_line);
+
+// x264 presets ultrafast..placebo map to NVENC p1..p7, crf to constant
+// quality `cq` at the same number; low latency: tune ull, no delay, no
+// B-frames, no lookahead. `settings` gets a readable summary.
+void set_nvenc_options(AVDictionary** options, int crf, const std::string& preset, bool low_latency,
+                       std::string* settings);
+std::string nvenc_preset_for(const std::string& x264_preset);
+
+}  // namespace sp
