@@ -11,22 +11,13 @@ mkdir -p "$out"
 status=0
 step() { echo; echo "=== $* ==="; }
 
-extra=()
-if [ -d .devkit ]; then
-  # The lent GPU machine has no FFmpeg, CLI11, json or fmt: unpack the kits.
-  mkdir -p /tmp/kit
-  for t in .devkit/*.tar.xz; do [ -d "/tmp/kit/$(basename "$t" .tar.xz)" ] || tar -C /tmp/kit -xJf "$t"; done
-  . /tmp/kit/ffmpeg-kit/env.sh
-  # Its FFmpeg cannot encode HEVC: NVDEC tests read clips made elsewhere.
-  [ -d .devkit/clips ] && export SP_HEVC_CLIPS=$PWD/.devkit/clips
-  extra+=(-DSTYLEPIPE_HEADERS_KIT=/tmp/kit/headers-kit)
-fi
+. scripts/devkit-env.sh
 generator=(-G Ninja); command -v ninja >/dev/null || generator=()
 
 step "build (native architecture)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv | tee "$out/gpu.txt"
 t0=$(date +%s)
-cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native "${extra[@]}" \
+cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native "${kit_cmake_args[@]}" \
   >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
 cmake --build build-gpu -j "$(nproc)" >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"

@@ -7,18 +7,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 targets=${1:?usage: scripts/gpu-dev.sh "TARGETS" [GTEST_FILTER] [sanitize]}
 filter=${2:-*}
-extra=()
-if [ -d .devkit ]; then
-  mkdir -p /tmp/kit
-  for t in .devkit/*.tar.xz; do [ -d "/tmp/kit/$(basename "$t" .tar.xz)" ] || tar -C /tmp/kit -xJf "$t"; done
-  . /tmp/kit/ffmpeg-kit/env.sh
-  # Its FFmpeg cannot encode HEVC: NVDEC tests read clips made elsewhere.
-  [ -d .devkit/clips ] && export SP_HEVC_CLIPS=$PWD/.devkit/clips
-  extra+=(-DSTYLEPIPE_HEADERS_KIT=/tmp/kit/headers-kit)
-fi
+. scripts/devkit-env.sh
 generator=(-G Ninja); command -v ninja >/dev/null || generator=()
 # EXCLUDE_STAGES="a;b" leaves other people's unfinished stage folders out.
-cmake -S . -B build-gpu-dev "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${extra[@]}" \
+cmake -S . -B build-gpu-dev "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${kit_cmake_args[@]}" \
     -DSTYLEPIPE_EXCLUDE_STAGES="${EXCLUDE_STAGES:-}" \
     >/tmp/gpu-dev-cmake.log 2>&1 || { tail -30 /tmp/gpu-dev-cmake.log; exit 1; }
 t0=$(date +%s)

@@ -1,0 +1,12 @@
+# Sourced by the GPU scripts. The lent GPU machine has no FFmpeg, CLI11, json
+# or fmt: where the checkout carries .devkit, unpack the kits, put their
+# FFmpeg first, and set `kit_cmake_args` for cmake (empty elsewhere).
+kit_cmake_args=()
+if [ -d .devkit ]; then
+  mkdir -p /tmp/kit
+  for t in .devkit/*.tar.xz; do [ -d "/tmp/kit/$(basename "$t" .tar.xz)" ] || tar -C /tmp/kit -xJf "$t"; done
+  . /tmp/kit/ffmpeg-kit/env.sh
+  # Its FFmpeg cannot encode HEVC: NVDEC tests read clips made elsewhere.
+  [ -d .devkit/clips ] && export SP_HEVC_CLIPS=$PWD/.devkit/clips
+  kit_cmake_args+=(-DSTYLEPIPE_HEADERS_KIT=/tmp/kit/headers-kit)
+fi
