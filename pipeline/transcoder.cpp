@@ -1,0 +1,273 @@
+#include "pipeline/transcoder.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "pipeline/errors.h"
+#include "pipeline/interrupt.h"
+#include "pipeline/log.h"
+
+namespace sp::detail {
+
+void Transcoder::read_loop(MediaReader& reader) {
+  try {
+    for (;;) {
+      if (interrupted() || failure_.failed()) break;
+      MediaItem item;
+      if (!reader.next(item)) break;
+      if (item.kind == MediaItem::Kind::video) ++stats_.frames_in;
+      read_queue_.push(ReadItem{std::move(item), Clock::now()});
+    }
+  } catch (...) {
+    failure_.set(std::current_exception());
+  }
+  read_queue_.close();
+}
+
+void Transcoder::write_loop() {
+  try {
+    while (auto item = write_queue_.pop()) {
+      if (failure_.failed()) continue;  // drain without writing
+      if (item->frame) {
+        // The pooled picture goes back to the pool when the encoder lets go of it.
+        writer_->write_video(item->frame->picture, item->pts, item->duration,
+                             std::make_shared<PooledBuffer>(std::move(item->frame->storage)));
+        const double latency = std::chrono::duration<double, std::milli>(Clock::now() - item->read_at).count();
+        std::lock_guard lock(stats_mutex_);
+        stats_.latency_ms.add(latency);
+        stats_.add_frame(item->frame->timings);
+        ++frames_written_;
+        stats_.frames_out = frames_written_;
+        media_seconds_ = item->pts * av_q2d(time_base_);
+        progress_->update(frames_written_, media_seconds_);
+      } else {
+        writer_->write_packet(item->packet.packet);
+      }
+    }
+  } catch (...) {
+    failure_.set(std::current_exception());
+    write_queue_.close();
+  }
+}
+
+void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
+  std::vector<StageSpec> stages = options_.stages;
+  retire_engine();
+  pool_.trim_except(input.width, input.height);
+  auto make = [&](std::vector<StageSpec> specs) {
+    return backend_ == Backend::cuda
+               ? make_cuda_engine(std::move(specs), pool_, options_.low_latency ? 1 : options_.frames_in_flight,
+                                  options_.low_latency)
+               : make_cpu_engine(std::move(specs), pool_);
+  };
+  formats_.input_size = input;
+  formats_.input_format = format;
+  formats_.input_color = color;
+  engine_ = make(stages);
+  Size out = engine_->configure(formats_);
+  if (writer_ && out != output_size_) {
+    // The encoder keeps its size: fit the new chain output to it.
+    log_warning("input size changed to {}x{}: chain output {}x{} is scaled to the encoder's {}x{}", input.width,
+                input.height, out.width, out.height, output_size_.width, output_size_.height);
+    const StageDescriptor* scale = StageRegistry::instance().find("scale");
+    if (!scale) throw Error(ExitCode::internal, "the scale stage is not linked in");
+    StageSpec fit{"scale", default_params(scale->params)};
+    fit.params.set("width", int64_t(output_size_.width));
+    fit.params.set("height", int64_t(output_size_.height));
+    stages.push_back(std::move(fit));
+    engine_ = make(stages);
+    out = engine_->configure(formats_);
+  }
+  std::lock_guard lock(stats_mutex_);
+  if (stats_.stages.size() != engine_->chain().size()) {
+    stats_.stages.resize(engine_->chain().size());
+    for (size_t i = 0; i < engine_->chain().size(); ++i) stats_.stages[i].name = engine_->chain().name(i);
+  }
+}
+
+// Keeps the engine's transfer counters in the stats before it goes away.
+void Transcoder::retire_engine() {
+  if (!engine_) return;
+  const EngineTraffic t = engine_->traffic();
+  stats_.traffic.host_to_device_bytes += t.host_to_device_bytes;
+  stats_.traffic.device_to_host_bytes += t.device_to_host_bytes;
+  stats_.traffic.host_copy_bytes += t.host_copy_bytes;
+  engine_.reset();
+}
+
+void Transcoder::record_stage_counters() {
+  const StageChain& chain = engine_->chain();
+  std::lock_guard lock(stats_mutex_);
+  for (size_t i = 0; i < chain.size() && i < stats_.stages.size(); ++i)
+    for (const auto& [name, value] : chain.counters(i)) stats_.stages[i].counters[name].add(value);
+}
+
+void Transcoder::forward(WriteItem item) {
+  if (!write_queue_.push(std::move(item)) && !failure_.failed())
+    throw Error(ExitCode::internal, "writer stopped unexpectedly");
+}
+
+// Hands finished frames and the packets queued behind them to the writer, in
+// input order. With wait_all, waits for every frame in flight.
+void Transcoder::flush_ready(bool wait_all) {
+  while (!pending_.empty()) {
+    if (auto* packet = std::get_if<MediaItem>(&pending_.front())) {
+      WriteItem w;
+      w.packet = std::move(*packet);
+      pending_.pop_front();
+      forward(std::move(w));
+      continue;
+    }
+    const bool must_wait = wait_all || !engine_->can_submit();
+    if (!must_wait && !engine_->oldest_ready()) return;
+    EngineFrame done = engine_->take_oldest();
+    record_stage_counters();
+    const int64_t tag = std::get<int64_t>(pending_.front());
+    pending_.pop_front();
+    const FrameMeta m = meta_.at(tag);
+    meta_.erase(tag);
+    WriteItem w;
+    w.frame = std::move(done);
+    w.pts = m.pts;
+    w.duration = m.duration;
+    w.read_at = m.read_at;
+    forward(std::move(w));
+  }
+}
+
+void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
+  const PlanarView v = item.frame.view();
+  if (!engine_) {
+    throw Error(ExitCode::internal, "engine missing");
+  }
+  end_bridge_when_due();
+  if (Size{v.width, v.height} != formats_.input_size || v.format != formats_.input_format) {
+    flush_ready(true);
+    log_info("input changed to {}x{} {} at frame {}: reconfiguring the stages", v.width, v.height,
+             to_string(v.format), stats_.frames_in);
+    const auto out_format = formats_.output_format;
+    const auto out_color = formats_.output_color;
+    formats_.output_format = out_format;
+    formats_.output_color = out_color;
+    build_engine({v.width, v.height}, v.format, item.frame.color);
+  }
+  while (!engine_->can_submit()) flush_ready(false);
+  const int64_t tag = next_tag_++;
+  meta_[tag] = FrameMeta{item.frame.pts, item.frame.duration, read_at};
+  FrameInfo info;
+  info.index = tag;
+  info.time_seconds = item.frame.pts * av_q2d(time_base_);
+  // A decoder surface in device memory stays alive until its frame is done.
+  std::shared_ptr<void> surface;
+  if (v.on_device) surface = std::make_shared<FramePtr>(std::move(item.frame.frame));
+  const auto submitted_at = Clock::now();
+  engine_->submit(v, info, tag, false, std::move(surface));
+  pending_.push_back(tag);
+  if (bridging_) {
+    last_bridged_frame_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - submitted_at).count();
+    std::lock_guard lock(stats_mutex_);
+    ++stats_.frames_on_cpu_at_startup;
+  }
+}
+
+void Transcoder::process_loop(MediaReader& reader) {
+  while (auto item = read_queue_.pop()) {
+    if (failure_.failed()) continue;
+    if (item->media.kind == MediaItem::Kind::video) {
+      if (!writer_) {
+        start_video(item->media.frame, reader);
+        // Packets read before the first frame could not be written before the header.
+        flush_ready(false);
+      }
+      submit(item->media, item->read_at);
+    } else if (item->media.kind == MediaItem::Kind::packet) {
+      pending_.push_back(std::move(item->media));
+      if (writer_) flush_ready(false);
+    }
+    if (writer_) flush_ready(false);
+  }
+  if (writer_ && !failure_.failed()) flush_ready(true);
+}
+
+int Transcoder::run(MediaReader& reader) {
+  const auto t0 = Clock::now();
+  progress_ = std::make_unique<ProgressReporter>(options_.progress, reader.video().duration_seconds,
+                                                 reader.video().frame_count_estimate);
+  // Live input: start the device before taking frames, so that the first
+  // ones do not wait in our queue for it (a live source waits in its pipe).
+  if (options_.low_latency) {
+    try {
+      resolve_backend();
+    } catch (...) {
+      failure_.set(std::current_exception());
+    }
+  }
+  std::thread read_thread([&] { read_loop(reader); });
+  std::thread write_thread([&] { write_loop(); });
+  try {
+    process_loop(reader);
+  } catch (...) {
+    failure_.set(std::current_exception());
+  }
+  read_queue_.close();
+  write_queue_.close();
+  read_thread.join();
+  write_thread.join();
+  retire_engine();
+  stats_.decoder = {reader.video().codec_name + (reader.decodes_on_device() ? " (nvdec)" : ""),
+                    reader.software_decode_reason()};
+  if (device_.valid()) {
+    try {
+      resolve_backend();  // no frame came: still report the backend, or its failure
+    } catch (...) {
+      failure_.set(std::current_exception());
+    }
+  }
+
+  // Whatever happened, a started output gets its trailer so it plays.
+  std::exception_ptr finish_error;
+  if (writer_) {
+    try {
+      writer_->finish();
+    } catch (...) {
+      finish_error = std::current_exception();
+    }
+  }
+  log_debug("output finalized");
+  stats_.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  stats_.frames_dropped = int64_t(read_queue_.dropped());
+  stats_.pool = pool_.stats();
+  progress_->finish(frames_written_, media_seconds_);
+
+  if (auto e = failure_.error() ? failure_.error() : finish_error) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const Error& err) {
+      log_error("{}", err.what());
+      stats_.result = err.what();
+      return int(err.code());
+    } catch (const std::exception& err) {
+      log_error("internal error: {}", err.what());
+      stats_.result = err.what();
+      return int(ExitCode::internal);
+    }
+  }
+  if (interrupted()) {
+    log_warning("interrupted: wrote {} frames, the output was finalized", frames_written_);
+    stats_.result = "interrupted";
+    return int(ExitCode::interrupted);
+  }
+  if (auto err = reader.data_error()) {
+    log_error("{}", *err);
+    stats_.result = *err;
+    return int(ExitCode::data_error);
+  }
+  if (!writer_) {
+    log_error("{}: no video frames were decoded", options_.input.url);
+    stats_.result = "no video frames";
+    return int(ExitCode::data_error);
+  }
+  return 0;
+}
+
+}  // namespace sp::detail

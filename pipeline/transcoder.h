@@ -1,0 +1,109 @@
+#pragma once
+// The transcoder behind run_transcode(): reader, processor and writer threads
+// joined by bounded queues, the frame engine, and the start-up overlap.
+#include <chrono>
+#include <deque>
+#include <exception>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <variant>
+
+#include "pipeline/frame_engine.h"
+#include "pipeline/transcode.h"
+
+namespace sp::detail {
+
+using Clock = std::chrono::steady_clock;
+
+struct ReadItem {
+  MediaItem media;
+  Clock::time_point read_at;
+};
+
+struct WriteItem {
+  std::optional<EngineFrame> frame;
+  int64_t pts = 0, duration = 0;
+  Clock::time_point read_at;
+  MediaItem packet;  // kind == packet when this item carries one
+};
+
+// The first failure of any thread; the others stop when it is set.
+class FailureLatch {
+ public:
+  void set(std::exception_ptr e) {
+    std::lock_guard lock(mutex_);
+    if (!error_) error_ = e;
+    failed_ = true;
+  }
+  bool failed() const { return failed_.load(); }
+  std::exception_ptr error() const {
+    std::lock_guard lock(mutex_);
+    return error_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
+};
+
+struct FrameMeta {
+  int64_t pts = 0, duration = 0;
+  Clock::time_point read_at;
+};
+
+class Transcoder {
+ public:
+  Transcoder(const TranscodeOptions& o, RunStats& stats, std::future<Choice> device, const MediaReader& reader)
+      : options_(o),
+        stats_(stats),
+        device_(std::move(device)),
+        read_queue_(startup_read_ahead(o, reader), o.overflow),
+        write_queue_(o.low_latency ? 1 : o.queue_depth) {}
+
+  int run(MediaReader& reader);
+
+ private:
+  void read_loop(MediaReader& reader);
+  void write_loop();
+  void process_loop(MediaReader& reader);
+  static size_t startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader);
+  bool device_ready() const;
+  void resolve_backend();
+  void end_bridge_when_due();
+  void start_video(const DecodedFrame& frame, MediaReader& reader);
+  void build_engine(Size input, PixelFormat format, ColorSpec color);
+  void submit(MediaItem& item, Clock::time_point read_at);
+  void flush_ready(bool wait_all);
+  void forward(WriteItem item);
+  void retire_engine();
+  void record_stage_counters();
+
+  const TranscodeOptions& options_;
+  RunStats& stats_;
+  std::future<Choice> device_;  // the backend, once the device has started
+  Backend backend_ = Backend::cpu;
+  bool bridging_ = false;  // frames go through the CPU while the GPU starts
+  double last_bridged_frame_ms_ = 0;
+  BufferPool pool_;
+  BoundedQueue<ReadItem> read_queue_;
+  BoundedQueue<WriteItem> write_queue_;
+  FailureLatch failure_;
+  std::unique_ptr<MediaWriter> writer_;
+  std::unique_ptr<FrameEngine> engine_;
+  EngineFormats formats_;
+  Size output_size_;
+  std::deque<std::variant<int64_t, MediaItem>> pending_;  // frame tags and packets in output order
+  std::map<int64_t, FrameMeta> meta_;
+  int64_t next_tag_ = 0;
+  int64_t frames_written_ = 0;
+  double media_seconds_ = 0;
+  std::unique_ptr<ProgressReporter> progress_;
+  std::mutex stats_mutex_;
+  AVRational time_base_{1, 1};
+};
+
+}  // namespace sp::detail

@@ -1,0 +1,85 @@
+// The transcoder's start-up: the read-ahead while the device starts, the
+// backend once it is known, the first frame, and the CPU bridge.
+#include "pipeline/transcoder.h"
+
+#include <algorithm>
+
+#include "pipeline/log.h"
+
+namespace sp::detail {
+
+// While the device starts (a CUDA context takes ~0.2 s), the decoder runs
+// ahead into a deeper queue instead of leaving the cores idle; the queue
+// shrinks to its configured depth once the engine exists. Live input keeps
+// its depth: reading ahead would only add latency. So does NVDEC, whose
+// surfaces are few (and the GPU starts with it anyway).
+size_t Transcoder::startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader) {
+  const VideoStreamInfo& video = reader.video();
+  const size_t depth = o.low_latency ? 1 : size_t(o.queue_depth);
+  if (o.low_latency || reader.hardware_decoder_attached()) return depth;
+  constexpr double kBudgetBytes = 256.0 * 1024 * 1024;
+  const double frame_bytes = std::max(1.0, 1.5 * video.size.width * video.size.height);
+  return std::clamp(size_t(kBudgetBytes / frame_bytes), depth, size_t(128));
+}
+
+bool Transcoder::device_ready() const {
+  return !device_.valid() || device_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+void Transcoder::resolve_backend() {
+  if (!device_.valid()) return;
+  stats_.backend = device_.get();
+  backend_ = stats_.backend.name == "cuda" ? Backend::cuda : Backend::cpu;
+}
+
+// Starting the GPU costs ~0.2 s (driver and context), which would hold the
+// encoder back. With `--backend auto` the first frames of a chain without
+// temporal state go through the CPU meanwhile: every stage's CPU path gives
+// the GPU's result, so the output is the same, only earlier.
+void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
+  const PlanarView v = frame.view();
+  log_debug("first frame decoded");
+  // (NVENC, with --encoder auto or nvenc, is chosen when the encoder opens: it needs the GPU up.)
+  bridging_ = options_.backend == "auto" && !options_.low_latency && !v.on_device &&
+              options_.output.encoder == EncoderChoice::software && !device_ready();
+  if (!bridging_) resolve_backend();
+  formats_.output_format = PixelFormat::yuv420p;
+  build_engine({v.width, v.height}, v.format, frame.color);
+  if (bridging_ && engine_->chain().any_temporal()) {
+    bridging_ = false;  // its state would not carry over to the GPU
+    resolve_backend();
+    build_engine({v.width, v.height}, v.format, frame.color);
+  }
+  output_size_ = engine_->chain().output_size();
+  read_queue_.set_capacity(options_.low_latency ? 1 : options_.queue_depth);
+  log_debug("engine built");
+  OutputOptions output = options_.output;
+  output.gpu_in_use = backend_ == Backend::cuda;
+  writer_ = std::make_unique<MediaWriter>(output, reader.video(), output_size_, reader);
+  log_debug("encoder open");
+  stats_.encoder.name = writer_->description();
+  stats_.encoder.reason = writer_->encoder_fallback_reason();
+  for (const auto& w : writer_->warnings()) stats_.warnings.push_back(w);
+  if (writer_->encoder_format() != formats_.output_format ||
+      writer_->encoder_color().matrix != formats_.output_color.matrix ||
+      writer_->encoder_color().range != formats_.output_color.range) {
+    formats_.output_format = writer_->encoder_format();
+    formats_.output_color = writer_->encoder_color();
+    engine_->configure(formats_);
+  }
+  time_base_ = reader.video().time_base;
+}
+
+// The bridge ends once the GPU is up, or at once when a CPU frame turns out
+// slow (a heavy chain is better off waiting for the device).
+void Transcoder::end_bridge_when_due() {
+  constexpr double kSlowFrameMs = 25;
+  if (!bridging_ || (!device_ready() && last_bridged_frame_ms_ < kSlowFrameMs)) return;
+  flush_ready(true);
+  bridging_ = false;
+  resolve_backend();
+  log_debug("{} frames went through the CPU while the device started", stats_.frames_on_cpu_at_startup);
+  if (backend_ == Backend::cuda) build_engine(formats_.input_size, formats_.input_format, formats_.input_color);
+}
+
+}  // namespace sp::detail
