@@ -149,7 +149,7 @@ class MediaReader {
   FramePtr take_device_frame(AVFrame* decoded, PixelFormat* format);
 
   InputOptions options_;
-  bool nvdec_attached_ = false, nvdec_refused_ = false;
+  bool nvdec_attached_ = false, nvdec_refused_ = false, logged_device_download_ = false;
   std::string software_reason_;
   std::string name_;  // for messages: the path, or "stdin"
   AVFormatContext* format_ = nullptr;

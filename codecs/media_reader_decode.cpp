@@ -252,8 +252,9 @@ FramePtr MediaReader::take_device_frame(AVFrame* decoded, PixelFormat* format) {
     av_frame_move_ref(out.get(), decoded);
     return out;
   }
-  if (!logged_conversion_)
+  if (!logged_device_download_)
     log_info("{}: NVDEC gives {}, which is copied to host memory", name_, av_get_pix_fmt_name(layout));
+  logged_device_download_ = true;
   int r = av_hwframe_transfer_data(out.get(), decoded, 0);
   if (r >= 0) r = av_frame_copy_props(out.get(), decoded);
   if (r < 0) throw Error(ExitCode::internal, name_ + ": cannot copy a picture from the GPU: " + av_error_text(r));
