@@ -1,5 +1,9 @@
 #include "codecs/ffmpeg_util.h"
 
+extern "C" {
+#include <libavutil/hwcontext.h>
+}
+
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -265,6 +269,22 @@ void grow_pipe(int fd, size_t bytes) {
   }
   if (got < 0) log_debug("cannot grow the pipe on fd {} to {} bytes", fd, want);
   else log_debug("pipe on fd {} holds {} bytes", fd, got);
+}
+
+std::string strip_log_prefix(const std::string& line) {
+  if (!line.empty() && line[0] == '[') {
+    const size_t close = line.find("] ");
+    if (close != std::string::npos) return line.substr(close + 2);
+  }
+  return line;
+}
+
+int create_shared_cuda_device(AVBufferRef** device) {
+  AVDictionary* options = nullptr;
+  av_dict_set(&options, "primary_ctx", "1", 0);
+  const int r = av_hwdevice_ctx_create(device, AV_HWDEVICE_TYPE_CUDA, nullptr, options, 0);
+  av_dict_free(&options);
+  return r;
 }
 
 }  // namespace sp

@@ -66,6 +66,14 @@ std::optional<ColorMatrix> matrix_from_av(AVColorSpace space);
 const char* to_string(ColorMatrix matrix);
 const char* to_string(ColorRange range);
 
+// An FFmpeg log line without its "[context @ 0x...] " prefix.
+std::string strip_log_prefix(const std::string& line);
+
+// Opens FFmpeg's CUDA device on the CUDA runtime's primary context (one
+// context for our kernels, NVDEC and NVENC: pictures need no copies between
+// contexts). Returns FFmpeg's error code.
+int create_shared_cuda_device(AVBufferRef** device);
+
 // Grows the kernel buffer of `fd` to `bytes` (as far as the system allows)
 // when it is a pipe; anything else is left alone.
 void grow_pipe(int fd, size_t bytes);

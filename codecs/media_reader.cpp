@@ -60,14 +60,6 @@ namespace {
 
 int interrupt_callback(void*) { return interrupted() ? 1 : 0; }
 
-std::string strip_log_prefix(const std::string& line) {
-  if (!line.empty() && line[0] == '[') {
-    const size_t close = line.find("] ");
-    if (close != std::string::npos) return line.substr(close + 2);
-  }
-  return line;
-}
-
 bool is_device(const AVInputFormat* f) {
   if (!f || !f->priv_class) return false;
   const AVClassCategory c = f->priv_class->category;

@@ -24,14 +24,6 @@ int64_t frame_duration_of(const AVFrame* f) {
 #endif
 }
 
-std::string strip_prefix(const std::string& line) {
-  if (!line.empty() && line[0] == '[') {
-    const size_t close = line.find("] ");
-    if (close != std::string::npos) return line.substr(close + 2);
-  }
-  return line;
-}
-
 // Decoders give up to this many errors on a stream that starts mid-GOP before
 // a first clean picture; more than that and the input is not video we can read.
 constexpr int kMaxErrorsBeforeFirstFrame = 200;
@@ -53,7 +45,7 @@ void MediaReader::note_corruption(const std::string& what) {
 // packets that decode cleanly.
 void MediaReader::check_demuxer_log() {
   for (const std::string& line : log_watch_->take_errors()) {
-    const std::string text = strip_prefix(line);
+    const std::string text = strip_log_prefix(line);
     if (text.rfind("Packet corrupt", 0) == 0) continue;
     note_corruption(text);
     return;
@@ -71,7 +63,7 @@ void MediaReader::check_decoder_log() {
     if (decode_errors_before_first_frame_ <= kMaxErrorsBeforeFirstFrame) return;
   }
   note_corruption("damaged video data after frame " + std::to_string(frames_delivered_) + " (" +
-                  strip_prefix(errors.front()) + ")");
+                  strip_log_prefix(errors.front()) + ")");
 }
 
 // A packet the decoder refuses stops the reading (the pictures before it
@@ -79,7 +71,7 @@ void MediaReader::check_decoder_log() {
 void MediaReader::decode_failed(int error, bool receiving) {
   if (error == AVERROR(ENOMEM)) throw Error(ExitCode::internal, name_ + ": out of memory while decoding");
   if (!first_frame_seen_ && ++decode_errors_before_first_frame_ <= kMaxErrorsBeforeFirstFrame) return;
-  std::string detail = strip_prefix(decode_log_->last_error());
+  std::string detail = strip_log_prefix(decode_log_->last_error());
   note_corruption("cannot decode video: " + av_error_text(error) + (detail.empty() ? "" : " (" + detail + ")"));
   if (receiving) finished_ = true;
 }

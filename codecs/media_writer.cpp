@@ -1,7 +1,6 @@
 #include "codecs/media_writer.h"
 
 extern "C" {
-#include <libavutil/hwcontext.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 }
@@ -140,8 +139,7 @@ void MediaWriter::warn(const std::string& message) {
 
 void MediaWriter::fail(ExitCode code, const std::string& what, int error) {
   std::string message = name_ + ": " + what + ": " + av_error_text(error);
-  std::string detail = log_watch_->last_error();
-  if (!detail.empty() && detail[0] == '[') detail = detail.substr(std::min(detail.size(), detail.find("] ") + 2));
+  const std::string detail = strip_log_prefix(log_watch_->last_error());
   if (!detail.empty() && message.find(detail) == std::string::npos) message += " (" + detail + ")";
   throw Error(code, message);
 }
@@ -166,10 +164,7 @@ void MediaWriter::choose_encoder() {
 // Opens the NVENC encoder once on the shared CUDA context; the reason when it
 // does not open.
 std::optional<std::string> MediaWriter::probe_nvenc(const AVCodec* nvenc) {
-  AVDictionary* device_options = nullptr;
-  av_dict_set(&device_options, "primary_ctx", "1", 0);
-  int r = av_hwdevice_ctx_create(&nvenc_device_, AV_HWDEVICE_TYPE_CUDA, nullptr, device_options, 0);
-  av_dict_free(&device_options);
+  int r = create_shared_cuda_device(&nvenc_device_);
   if (r < 0) return "no CUDA device for NVENC (" + av_error_text(r) + ")";
   CodecContextPtr probe(avcodec_alloc_context3(nvenc));
   if (!probe) throw std::bad_alloc();
@@ -180,9 +175,8 @@ std::optional<std::string> MediaWriter::probe_nvenc(const AVCodec* nvenc) {
   probe->hw_device_ctx = av_buffer_ref(nvenc_device_);
   log_watch_->watch(probe.get());
   r = avcodec_open2(probe.get(), nvenc, nullptr);
-  std::string line = log_watch_->last_error();
+  const std::string line = strip_log_prefix(log_watch_->last_error());
   log_watch_->take_errors();  // the probe's complaints are not the output's
-  if (!line.empty() && line[0] == '[') line = line.substr(std::min(line.size(), line.find("] ") + 2));
   if (r >= 0) return std::nullopt;
   av_buffer_unref(&nvenc_device_);
   return explain_nvenc_failure(r, line);

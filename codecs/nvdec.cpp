@@ -35,11 +35,8 @@ static bool has_cuda_config(const AVCodec* codec) {
 
 std::optional<std::string> attach_nvdec(AVCodecContext* decoder, const AVCodec* codec) {
   if (!has_cuda_config(codec)) return std::string("FFmpeg has no NVDEC path for ") + codec->name;
-  AVDictionary* options = nullptr;
-  av_dict_set(&options, "primary_ctx", "1", 0);  // the runtime API's context: no copies between contexts
   AVBufferRef* device = nullptr;
-  const int r = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, nullptr, options, 0);
-  av_dict_free(&options);
+  const int r = create_shared_cuda_device(&device);
   if (r < 0) return "no usable CUDA device for NVDEC (" + av_error_text(r) + ")";
   decoder->hw_device_ctx = device;  // the decoder owns the reference now
   // FFmpeg's default get_format picks the CUDA format, and falls back to
