@@ -40,6 +40,15 @@ TempDir::~TempDir() {
 
 std::string stylepipe_binary() { return STYLEPIPE_BINARY; }
 std::string source_dir() { return STYLEPIPE_SOURCE_DIR; }
+std::string identity_config() { return source_dir() + "/configs/identity.yaml"; }
+
+CommandResult stylepipe(const std::string& args) {
+  return run_command(shell_quote(stylepipe_binary()) + " " + args + " --progress none");
+}
+
+std::string video_md5s(const std::string& file) {
+  return run_command("ffmpeg -v error -i " + shell_quote(file) + " -map 0:v -f framemd5 -").output;
+}
 
 static std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;

@@ -28,11 +28,17 @@ class TempDir {
 
 std::string stylepipe_binary();
 std::string source_dir();
+std::string identity_config();  // configs/identity.yaml: the conversion-only chain
+
+// The stylepipe binary with `args` and no progress output.
+CommandResult stylepipe(const std::string& args);
 
 // ffprobe helpers: per-frame presentation times of the first video stream,
 // and md5 of every packet of the audio streams (framemd5, stream copy).
 std::vector<double> video_frame_times(const std::string& file);
 std::vector<std::string> audio_packet_hashes(const std::string& file);
 int decoded_video_frames(const std::string& file);
+// framemd5 of every decoded picture of the first video stream.
+std::string video_md5s(const std::string& file);
 
 }  // namespace sp::test

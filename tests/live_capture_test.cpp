@@ -26,9 +26,9 @@ TEST(LiveCapture, X11GrabRegionThroughXbr) {
   const std::string config = dir.file("x.yaml"), out = dir.file("grab.nut"), raw = dir.file("grab.rgb");
   std::ofstream(config) << "pipeline:\n  - xbr: {scale: 2}\n";
   const int w = 16 + int(rng() % 100), h = 16 + int(rng() % 100);
-  const CommandResult r = run_command(shell_quote(stylepipe_binary()) + " run " + config + " -f x11grab --size " +
-                                      std::to_string(w) + "x" + std::to_string(h) + " --rate 30 -i " + screen +
-                                      "+10,20 -o " + out + " --frames 12 --codec rawvideo --progress none");
+  const CommandResult r = stylepipe("run " + config + " -f x11grab --size " + std::to_string(w) + "x" +
+                                    std::to_string(h) + " --rate 30 -i " + screen + "+10,20 -o " + out +
+                                    " --frames 12 --codec rawvideo");
   run_command("pkill -f 'Xvfb " + screen + " '");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(decoded_video_frames(out), 12);

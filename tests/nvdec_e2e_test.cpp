@@ -17,12 +17,6 @@
 namespace sp::test {
 namespace {
 
-CommandResult stylepipe(const std::string& args) {
-  return run_command(shell_quote(stylepipe_binary()) + " " + args + " --progress none");
-}
-
-std::string identity_config() { return source_dir() + "/configs/identity.yaml"; }
-
 // Random pictures (bytes from the test's generator), so a wrong or reordered
 // frame shows; the GPU machine's FFmpeg has no noise filter.
 std::string make_clip(const TempDir& dir, const std::string& name, const std::string& size, const std::string& codec,
@@ -49,10 +43,6 @@ std::string make_clip(const TempDir& dir, const std::string& name, const std::st
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
-}
-
-std::string video_md5s(const std::string& file) {
-  return run_command("ffmpeg -v error -i " + shell_quote(file) + " -map 0:v -f framemd5 -").output;
 }
 
 bool has_encoder(const std::string& name) {

@@ -13,13 +13,7 @@
 namespace sp::test {
 namespace {
 
-std::string identity_config() { return source_dir() + "/configs/identity.yaml"; }
-
 CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
-
-CommandResult stylepipe(const std::string& args) {
-  return run_command(shell_quote(stylepipe_binary()) + " " + args + " --progress none");
-}
 
 // A random test pattern each run: testsrc2 at a random offset plus a random tone.
 std::string make_clip(const TempDir& dir, const std::string& name, const std::string& size, double seconds,
@@ -189,10 +183,6 @@ TEST(TranscodeE2E, DemandingCudaWithoutDeviceIs69) {
   const std::string in = make_clip(dir, "in.mkv", "64x48", 0.4);
   const CommandResult r = stylepipe("run " + identity_config() + " -i " + in + " -o " + dir.file("o.mkv") + " --backend cuda");
   EXPECT_EQ(r.exit_code, 69) << r.output;
-}
-
-std::string video_md5s(const std::string& file) {
-  return ffmpeg("-i " + shell_quote(file) + " -map 0:v -f framemd5 -").output;
 }
 
 // The first frames may go through the CPU while the GPU starts: the output
