@@ -50,7 +50,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
     return backend;
   });
   InputOptions input = options.input;
-  input.frames_held = (options.low_latency ? 1 : options.queue_depth) + options.frames_in_flight + 2;
+  input.frames_held = options.effective_queue_depth() + options.frames_in_flight + 2;
   settle_hardware_decoding(input, device);
   std::optional<MediaReader> opened;
   try {

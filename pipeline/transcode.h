@@ -20,6 +20,9 @@ struct TranscodeOptions {
   int queue_depth = 4;
   // Live sources: queue depth 1, one frame in flight, each frame flushed when written.
   bool low_latency = false;
+  // What the queues and the engine actually use: live input overrides both.
+  int effective_queue_depth() const { return low_latency ? 1 : queue_depth; }
+  int effective_frames_in_flight() const { return low_latency ? 1 : frames_in_flight; }
   OverflowPolicy overflow = OverflowPolicy::block;
   ProgressMode progress = ProgressMode::automatic;
   std::string stats_json_path;

@@ -56,7 +56,7 @@ void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
   pool_.trim_except(input.width, input.height);
   auto make = [&](std::vector<StageSpec> specs) {
     return backend_ == Backend::cuda
-               ? make_cuda_engine(std::move(specs), pool_, options_.low_latency ? 1 : options_.frames_in_flight,
+               ? make_cuda_engine(std::move(specs), pool_, options_.effective_frames_in_flight(),
                                   options_.low_latency)
                : make_cpu_engine(std::move(specs), pool_);
   };

@@ -62,7 +62,7 @@ class Transcoder {
         stats_(stats),
         device_(std::move(device)),
         read_queue_(startup_read_ahead(o, reader), o.overflow),
-        write_queue_(o.low_latency ? 1 : o.queue_depth) {}
+        write_queue_(o.effective_queue_depth()) {}
 
   int run(MediaReader& reader);
 

@@ -15,7 +15,7 @@ namespace sp::detail {
 // surfaces are few (and the GPU starts with it anyway).
 size_t Transcoder::startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader) {
   const VideoStreamInfo& video = reader.video();
-  const size_t depth = o.low_latency ? 1 : size_t(o.queue_depth);
+  const size_t depth = size_t(o.effective_queue_depth());
   if (o.low_latency || reader.hardware_decoder_attached()) return depth;
   constexpr double kBudgetBytes = 256.0 * 1024 * 1024;
   const double frame_bytes = std::max(1.0, 1.5 * video.size.width * video.size.height);
@@ -51,7 +51,7 @@ void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
     build_engine({v.width, v.height}, v.format, frame.color);
   }
   output_size_ = engine_->chain().output_size();
-  read_queue_.set_capacity(options_.low_latency ? 1 : options_.queue_depth);
+  read_queue_.set_capacity(options_.effective_queue_depth());
   log_debug("engine built");
   OutputOptions output = options_.output;
   output.gpu_in_use = backend_ == Backend::cuda;
