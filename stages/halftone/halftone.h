@@ -31,7 +31,8 @@ struct HalftoneSettings {
   std::array<double, 3> background = {255, 255, 255};
   std::array<double, 3> dot_color = {0, 0, 0};
   std::string points_out;        // "" = none; .svg or .csv; "%d" is replaced by the frame index
-  bool profile = false;          // CUDA: time the phases with events, print the means at the end
+  bool profile = false;          // time the phases (CUDA: events; CPU: clock), print the means at the end
+  bool direct = false;           // repulsion: direct O(M^2) sum instead of the fast summation (baseline)
 };
 
 StageDescriptor make_halftone_descriptor();

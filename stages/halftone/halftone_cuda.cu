@@ -8,6 +8,7 @@
 
 #include "pipeline/cuda_check.h"
 #include "stages/halftone/attraction.h"
+#include "stages/halftone/direct.h"
 #include "stages/halftone/fastsum_gpu.h"
 #include "stages/halftone/halftone.h"
 #include "stages/halftone/halftone_profile.h"
@@ -35,7 +36,8 @@ constexpr int kPointsRing = 64;  // more than frames can be in flight (at most 1
 
 struct HalftoneStage::Cuda {
   Profile profile;
-  FastsumGpu fastsum;
+  FastsumGpu fastsum;  // with repulsion: direct, still the cell sort for the render
+  DirectGpu direct;
   AttractionPlan attraction_plan;
   AttractionGpu attraction;
   float* ink = nullptr;
@@ -177,6 +179,7 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   c.sink = {settings_.points_out, size_, dot_radius_, settings_.background, settings_.dot_color, c.numbers_host,
             c.points_host};
   c.fastsum.configure(plan_, capacity_, scratch);
+  if (settings_.direct) c.direct.configure(capacity_, scratch);
   c.attraction_plan = make_attraction_plan(size_.width, size_.height);
   c.attraction.configure(c.attraction_plan, scratch);
   const size_t pixels = size_t(size_.width) * size_.height;
@@ -230,10 +233,17 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
     const bool timed = k == 0 && pr.on();
     c.fastsum.sort(c.pos, c.sorted, count, stream);
     if (timed) pr.record(kSort, stream);
-    c.fastsum.far_field(c.sorted, count, c.force, stream, timed ? pr.at(kSpread) : nullptr,
-                        timed ? pr.at(kFft) : nullptr);
-    if (timed) pr.record(kInterpolate, stream);
-    c.fastsum.add_near_field(c.sorted, count, c.force, stream);
+    if (settings_.direct) {
+      // The profile books the whole direct sum as the near field.
+      if (timed)
+        for (Mark m : {kSpread, kFft, kInterpolate}) pr.record(m, stream);
+      c.direct.forces(c.sorted, count, c.force, stream);
+    } else {
+      c.fastsum.far_field(c.sorted, count, c.force, stream, timed ? pr.at(kSpread) : nullptr,
+                          timed ? pr.at(kFft) : nullptr);
+      if (timed) pr.record(kInterpolate, stream);
+      c.fastsum.add_near_field(c.sorted, count, c.force, stream);
+    }
     if (timed) pr.record(kNear, stream);
     // shake_amplitude is linear in the spacing, which lives on the device.
     const float shake = warm ? 0.f : shake_amplitude(settings_, k, 1.f);

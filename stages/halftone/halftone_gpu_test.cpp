@@ -19,31 +19,6 @@ namespace {
 
 using test::HostImage;
 
-template <class T>
-T* to_device(const std::vector<T>& v) {
-  T* d = nullptr;
-  SP_CUDA_CHECK(cudaMalloc(&d, sizeof(T) * std::max<size_t>(v.size(), 1)));
-  SP_CUDA_CHECK(cudaMemcpy(d, v.data(), sizeof(T) * v.size(), cudaMemcpyHostToDevice));
-  return d;
-}
-
-template <class T>
-std::vector<T> to_host(const T* d, size_t n) {
-  std::vector<T> v(n);
-  SP_CUDA_CHECK(cudaMemcpy(v.data(), d, sizeof(T) * n, cudaMemcpyDeviceToHost));
-  return v;
-}
-
-std::vector<float2> ink_points(const HostImage& img, int count, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> ux(0.f, img.width - 1e-3f), uy(0.f, img.height - 1e-3f), u(0.f, 1.f);
-  std::vector<float2> pts;
-  while (int(pts.size()) < count) {
-    const float x = ux(rng), y = uy(rng);
-    if (u(rng) < test_ink(&img.pixels[(size_t(int(y)) * img.width + int(x)) * 4])) pts.push_back({x, y});
-  }
-  return pts;
-}
-
 TEST(HalftoneCuda, FastsumForcesMatchCpu) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(test::fresh_seed());

@@ -54,10 +54,15 @@ std::vector<ParamSpec> halftone_table() {
           "units). '%d' (printf style, e.g. dots_%05d.svg) is replaced by the frame index, otherwise each frame "
           "overwrites the file. Written from the host after the frame.",
           true),
+      param_row("repulsion", T::choice, std::string("fastsum"), {}, {}, {"fastsum", "direct"},
+                "Repulsive forces by the NFFT fast summation (O(M log M)) or by direct O(M^2) summation (CPU: "
+                "float64; CUDA: shared-memory tiles, float terms summed in double): the baseline of the seed's "
+                "Table 1, too slow for use beyond ~10^5 dots."),
       row("profile", T::boolean, false, {}, {},
-          "CUDA: time each phase (attraction, sort, spread, FFT, interpolate, near field, move, render) with "
-          "events on the first iteration of every frame; the means go to the stage counters and to stderr when "
-          "the stage ends. Adds no host waits."),
+          "Time the phases. CUDA: events around attraction, sort, spread, FFT, interpolate, near field (with "
+          "repulsion: direct, the whole direct sum), move and render on the first iteration of every frame, no "
+          "host waits; CPU: clock around sort, far field, near field (or direct sum) and move on every iteration. "
+          "The means go to the stage counters and to stderr when the stage ends."),
   };
 }
 
@@ -88,6 +93,7 @@ HalftoneSettings parse_halftone_params(const Params& p) {
   s.dot_color = colour(p.get_list("dot_color"));
   s.points_out = p.get_string("points_out");
   s.profile = p.get_bool("profile");
+  s.direct = p.get_string("repulsion") == "direct";
   return s;
 }
 

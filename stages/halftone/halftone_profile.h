@@ -2,6 +2,8 @@
 // CUDA phase timing of the halftone stage (`profile: true`).
 #include <cuda_runtime.h>
 
+#include <chrono>
+
 #include "pipeline/cuda_check.h"
 #include "stages/halftone/halftone_math.h"
 
@@ -50,6 +52,20 @@ struct Profile {
     pending[current] = on();
     iterations[current] = its;
   }
+};
+
+// CPU phase timing (profile: true): the backend is synchronous, so a clock
+// between the phases of every iteration. With repulsion: direct the direct
+// sum is booked as the near field (as on CUDA).
+struct CpuProfile {
+  static constexpr int kPhases = 4;
+  static constexpr const char* kPhaseNames[kPhases] = {"sort", "far_field", "near_field", "move"};
+  double ms[kPhases] = {};
+  int iterations = 0;
+  int dots = 0;
+  std::chrono::steady_clock::time_point last;
+  void lap(int phase);  // adds the time since the last lap to `phase`
+  void print() const;   // stderr, when the stage ends
 };
 
 }  // namespace sp::halftone

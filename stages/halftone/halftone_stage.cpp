@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -10,6 +11,7 @@
 #include "pipeline/parallel.h"
 #include "stages/halftone/attraction.h"
 #include "stages/halftone/halftone.h"
+#include "stages/halftone/halftone_profile.h"
 
 namespace sp::halftone {
 
@@ -21,12 +23,31 @@ struct HalftoneStage::Cpu {
   std::vector<double> row_sums;
   std::vector<float2> pos, force;
   std::vector<uint8_t> keep;
+  std::vector<double> direct_x, direct_y;  // repulsion: direct (float64 sums)
   FrameNumbers numbers;
+  CpuProfile profile;
 };
+
+void CpuProfile::lap(int phase) {
+  const auto now = std::chrono::steady_clock::now();
+  ms[phase] += std::chrono::duration<double, std::milli>(now - last).count();
+  last = now;
+}
+
+void CpuProfile::print() const {
+  if (iterations == 0) return;
+  std::fprintf(stderr, "halftone profile (cpu): %d dots, %d iterations, ms per iteration %.4f:", dots, iterations,
+               (ms[0] + ms[1] + ms[2] + ms[3]) / iterations);
+  for (int i = 0; i < kPhases; ++i) std::fprintf(stderr, " %s %.4f", kPhaseNames[i], ms[i] / iterations);
+  std::fprintf(stderr, "\n");
+}
 
 HalftoneStage::HalftoneStage(HalftoneSettings settings) : settings_(std::move(settings)) {}
 
-HalftoneStage::~HalftoneStage() { release_cuda(); }
+HalftoneStage::~HalftoneStage() {
+  if (cpu_ && settings_.profile) cpu_->profile.print();
+  release_cuda();
+}
 
 Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scratch) {
   if (input.width < 2 || input.height < 2) throw Error(ExitCode::config, "halftone: frame smaller than 2x2");
@@ -58,6 +79,10 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     c.pos.assign(capacity_, {0.f, 0.f});
     c.force.assign(capacity_, {0.f, 0.f});
     c.keep.assign(capacity_, 0);
+    if (settings_.direct) {
+      c.direct_x.assign(capacity_, 0.0);
+      c.direct_y.assign(capacity_, 0.0);
+    }
     c.numbers = {};
   } else {
     cpu_.reset();
@@ -126,9 +151,21 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
   if (f.count > 0) {
     c.attraction->compute(c.ink.data(), f.lambda, c.field_x.data(), c.field_y.data());
     const int iterations = warm ? settings_.video_iterations : settings_.iterations;
+    CpuProfile& pr = c.profile;
+    pr.last = std::chrono::steady_clock::now();
     for (int k = 0; k < iterations; ++k) {
       c.fastsum->sort(c.pos.data(), f.count);
-      c.fastsum->forces(c.pos.data(), f.count, c.force.data());
+      pr.lap(0);
+      if (settings_.direct) {
+        pr.lap(1);
+        direct_forces(c.pos.data(), f.count, c.direct_x.data(), c.direct_y.data());
+        for (int i = 0; i < f.count; ++i) c.force[i] = make_float2(float(c.direct_x[i]), float(c.direct_y[i]));
+      } else {
+        c.fastsum->far_field(c.pos.data(), f.count, c.force.data());
+        pr.lap(1);
+        c.fastsum->add_near_field(c.pos.data(), f.count, c.force.data());
+      }
+      pr.lap(2);
       const float shake = warm ? 0.f : shake_amplitude(settings_, k, f.spacing);
       parallel_for(f.count, [&](int b, int e) {
         for (int i = b; i < e; ++i) {
@@ -138,7 +175,10 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
                                    uint32_t(k), w, h);
         }
       }, 256);
+      pr.lap(3);
     }
+    pr.iterations += iterations;
+    pr.dots = f.count;
     c.fastsum->sort(c.pos.data(), f.count);
   } else {
     c.fastsum->sort(c.pos.data(), 0);
@@ -189,7 +229,13 @@ StageCounters HalftoneStage::counters() const {
                       {"grid_n", double(plan_.n)},
                       {"kernel_N", double(plan_.N)},
                       {"near_radius_px", double(plan_.near.eps)}};
-  if (!cpu_) add_profile_counters(c);
+  if (!cpu_) {
+    add_profile_counters(c);
+  } else if (const CpuProfile& pr = cpu_->profile; settings_.profile && pr.iterations > 0) {
+    c["ms_iteration"] = (pr.ms[0] + pr.ms[1] + pr.ms[2] + pr.ms[3]) / pr.iterations;
+    for (int i = 0; i < CpuProfile::kPhases; ++i)
+      c[std::string("ms_") + CpuProfile::kPhaseNames[i]] = pr.ms[i] / pr.iterations;
+  }
   return c;
 }
 

@@ -3,8 +3,10 @@
 // and a runner that keeps one configuration over several frames (video).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "pipeline/buffer_pool.h"
@@ -21,6 +23,32 @@ inline double test_ink_sum(const test::HostImage& img) {
   double s = 0;
   for (size_t i = 0; i < img.pixels.size(); i += 4) s += test_ink(&img.pixels[i]);
   return s;
+}
+
+template <class T>
+inline T* to_device(const std::vector<T>& v) {
+  T* d = nullptr;
+  SP_CUDA_CHECK(cudaMalloc(&d, sizeof(T) * std::max<size_t>(v.size(), 1)));
+  SP_CUDA_CHECK(cudaMemcpy(d, v.data(), sizeof(T) * v.size(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <class T>
+inline std::vector<T> to_host(const T* d, size_t n) {
+  std::vector<T> v(n);
+  SP_CUDA_CHECK(cudaMemcpy(v.data(), d, sizeof(T) * n, cudaMemcpyDeviceToHost));
+  return v;
+}
+
+// Points of an image drawn with density = ink (rejection sampling).
+inline std::vector<float2> ink_points(const test::HostImage& img, int count, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> ux(0.f, img.width - 1e-3f), uy(0.f, img.height - 1e-3f), u(0.f, 1.f);
+  std::vector<float2> pts;
+  while (int(pts.size()) < count) {
+    const float x = ux(rng), y = uy(rng);
+    if (u(rng) < test_ink(&img.pixels[(size_t(int(y)) * img.width + int(x)) * 4])) pts.push_back({x, y});
+  }
+  return pts;
 }
 
 // Separable Gaussian blur (edges clamped) of a float image.
