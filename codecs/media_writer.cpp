@@ -125,6 +125,7 @@ MediaWriter::~MediaWriter() {
     }
   }
   log_watch_.reset();
+  av_buffer_unref(&device_frames_);
   av_buffer_unref(&nvenc_device_);
   if (muxer_) {
     if (muxer_->pb && !(muxer_->oformat->flags & AVFMT_NOFILE)) avio_closep(&muxer_->pb);
@@ -182,6 +183,30 @@ std::optional<std::string> MediaWriter::probe_nvenc(const AVCodec* nvenc) {
   return explain_nvenc_failure(r, line);
 }
 
+// NVENC reads the pipeline's output where the GPU made it. A picture with a
+// cropped odd line stays on the host path: the surfaces must have the
+// encoded size.
+void MediaWriter::use_device_frames() {
+  if (encoded_size_ != output_size_) {
+    log_info("{}: {} takes pictures from host memory: {}x{} is cropped to even dimensions", name_,
+             plan_.encoder->name, output_size_.width, output_size_.height);
+    return;
+  }
+  int error = 0;
+  device_frames_ = make_cuda_frames_pool(nvenc_device_, encoder_av_format_, output_size_.width, output_size_.height,
+                                         &error);
+  if (!device_frames_) {
+    log_info("{}: {} takes pictures from host memory: CUDA frames of {} are unavailable ({})", name_,
+             plan_.encoder->name, av_get_pix_fmt_name(encoder_av_format_), av_error_text(error));
+    return;
+  }
+  AVCodecContext* c = encoder_.get();
+  c->pix_fmt = AV_PIX_FMT_CUDA;
+  c->hw_frames_ctx = av_buffer_ref(device_frames_);
+  if (!c->hw_frames_ctx) throw std::bad_alloc();
+  encoder_settings_ += " (device input)";
+}
+
 void MediaWriter::open_encoder(const VideoStreamInfo& input) {
   const AVCodec* codec = plan_.encoder;
   input_time_base_ = input.time_base;
@@ -228,6 +253,7 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
   if (nvenc_device_) {
     c->hw_device_ctx = av_buffer_ref(nvenc_device_);
     set_nvenc_options(&opts, options_.crf, options_.preset, options_.low_latency, &encoder_settings_);
+    use_device_frames();
   }
   if (codec->id == AV_CODEC_ID_FFV1) av_dict_set(&opts, "level", "3", 0);  // sliced: multithreaded, CRC-checked
   // Reordered frames break timing in two containers: AVI stores decode order

@@ -49,6 +49,13 @@ struct OutputPlan {
 // Throws sp::Error(usage) for unknown formats/codecs and bad combinations.
 OutputPlan plan_output(const OutputOptions& options);
 
+// A picture in an encoder's device memory (NVENC's CUDA frames): whoever
+// acquires it fills `view`'s planes on the GPU, then hands it to write_video.
+struct DevicePicture {
+  PlanarView view;  // on_device, encoder_format() at output_size()
+  std::shared_ptr<AVFrame> frame;
+};
+
 class MediaWriter {
  public:
   // Checks before any work starts: unknown codec/format or a codec the
@@ -82,6 +89,12 @@ class MediaWriter {
   // With an `owner` that keeps the picture's memory alive, the encoder takes a
   // reference instead of copying it; the owner is released when it lets go.
   void write_video(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void> owner = {});
+  // NVENC with CUDA input: pictures are made in device memory instead.
+  bool takes_device_pictures() const { return device_frames_ != nullptr; }
+  // Any thread; the pool grows to what is held, then recycles.
+  DevicePicture acquire_device_picture();
+  // The picture's planes must be complete (the GPU work that filled them done).
+  void write_video(DevicePicture picture, int64_t pts, int64_t duration);
   // A stream-copied packet from the reader (input stream index, input time
   // base); ignored for a dropped stream. The packet is left as it was.
   void write_packet(const AVPacket* packet);
@@ -112,6 +125,10 @@ class MediaWriter {
   void warn(const std::string& message);
   [[noreturn]] void fail(ExitCode code, const std::string& what, int error);
   bool write_raw_in_place(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void>& owner);
+  void check_picture(const PlanarView& picture) const;
+  int64_t encoder_pts_for(int64_t pts);  // in the encoder's clock, increasing in the muxer's
+  void encode(AVFrame* frame, int64_t encoder_pts, int64_t encoder_duration);
+  void use_device_frames();
 
   OutputOptions options_;
   OutputPlan plan_;
@@ -125,6 +142,7 @@ class MediaWriter {
   bool constant_rate_only_ = false;
   std::string encoder_settings_;  // " crf 18 preset medium"
   AVBufferRef* nvenc_device_ = nullptr;  // set when NVENC encodes
+  AVBufferRef* device_frames_ = nullptr;  // NVENC's CUDA input frames, when it reads device memory
   std::string encoder_fallback_reason_;
 
   CodecContextPtr encoder_;

@@ -7,6 +7,10 @@
 #include <exception>
 
 #include "codecs/media_writer.h"
+
+extern "C" {
+#include <libavutil/hwcontext.h>
+}
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 
@@ -68,22 +72,17 @@ AVBufferRef* wrap_owned_picture(const PlanarView& picture, int planes, std::shar
 
 }  // namespace
 
-void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void> owner) {
-  std::lock_guard lock(mutex_);
+void MediaWriter::check_picture(const PlanarView& picture) const {
   if (finished_) throw Error(ExitCode::internal, name_ + ": picture written after finish()");
-  if (!wants_more_frames()) {
-    if (!extra_images_warned_)
-      warn(name_ + " is a single image: only the first picture is written (use a pattern like out_%04d.png for all)");
-    extra_images_warned_ = true;
-    return;
-  }
   if (picture.format != encoder_format_ || picture.width != output_size_.width ||
       picture.height != output_size_.height)
     throw Error(ExitCode::internal, name_ + ": got a " + std::to_string(picture.width) + "x" +
                                         std::to_string(picture.height) + " " + to_string(picture.format) +
                                         " picture, the encoder takes " + std::to_string(output_size_.width) + "x" +
                                         std::to_string(output_size_.height) + " " + to_string(encoder_format_));
+}
 
+int64_t MediaWriter::encoder_pts_for(int64_t pts) {
   const auto near = AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
   int64_t encoder_pts = av_rescale_q_rnd(pts, input_time_base_, encoder_time_base_, near);
   if (constant_rate_only_) {
@@ -121,8 +120,39 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
     }
   }
   last_encoder_pts_ = encoder_pts;
-  const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
+  return encoder_pts;
+}
 
+// Sends a prepared frame (planes set) with its times and the stream's colour tags.
+void MediaWriter::encode(AVFrame* f, int64_t encoder_pts, int64_t encoder_duration) {
+  f->pts = encoder_pts;
+  set_frame_duration(f, encoder_duration);
+  f->color_range = encoder_->color_range;
+  f->colorspace = encoder_->colorspace;
+  f->color_primaries = encoder_->color_primaries;
+  f->color_trc = encoder_->color_trc;
+  f->sample_aspect_ratio = encoder_->sample_aspect_ratio;
+  durations_[encoder_pts] = encoder_duration;
+  // A reference-counted frame is referenced by the encoder, any other copied.
+  const int r = avcodec_send_frame(encoder_.get(), f);
+  av_frame_unref(f);
+  if (r < 0) fail(ExitCode::internal, std::string(plan_.encoder->name) + " refused a picture", r);
+  ++frames_written_;
+  drain_encoder();
+}
+
+void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void> owner) {
+  std::lock_guard lock(mutex_);
+  if (!wants_more_frames()) {
+    if (!extra_images_warned_)
+      warn(name_ + " is a single image: only the first picture is written (use a pattern like out_%04d.png for all)");
+    extra_images_warned_ = true;
+    return;
+  }
+  check_picture(picture);
+  if (picture.on_device) throw Error(ExitCode::internal, name_ + ": a device picture without its encoder frame");
+  const int64_t encoder_pts = encoder_pts_for(pts);
+  const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
   if (owner && write_raw_in_place(picture, encoder_pts, encoder_duration, owner)) return;
 
   AVFrame* f = frame_.get();
@@ -137,20 +167,40 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
   }
   if (owner && !(f->buf[0] = wrap_owned_picture(picture, planes, std::move(owner))))
     fail(ExitCode::internal, "cannot wrap a picture", AVERROR(ENOMEM));
-  f->pts = encoder_pts;
-  set_frame_duration(f, encoder_duration);
-  f->color_range = encoder_->color_range;
-  f->colorspace = encoder_->colorspace;
-  f->color_primaries = encoder_->color_primaries;
-  f->color_trc = encoder_->color_trc;
-  f->sample_aspect_ratio = encoder_->sample_aspect_ratio;
-  durations_[encoder_pts] = encoder_duration;
-  // Without an owner the frame is not reference-counted: the encoder copies it.
-  const int r = avcodec_send_frame(encoder_.get(), f);
+  encode(f, encoder_pts, encoder_duration);
+}
+
+DevicePicture MediaWriter::acquire_device_picture() {
+  if (!device_frames_) throw Error(ExitCode::internal, name_ + ": the encoder takes no device pictures");
+  FramePtr f = make_frame();
+  const int r = av_hwframe_get_buffer(device_frames_, f.get(), 0);
+  if (r < 0) fail(ExitCode::internal, "cannot get an encoder surface", r);
+  DevicePicture p;
+  p.view.format = encoder_format_;
+  p.view.width = output_size_.width;
+  p.view.height = output_size_.height;
+  p.view.on_device = true;
+  for (int i = 0; i < plane_layout(encoder_format_, 2, 2).count; ++i) {
+    p.view.plane[i] = f->data[i];
+    p.view.pitch[i] = size_t(f->linesize[i]);
+  }
+  p.frame = std::shared_ptr<AVFrame>(f.release(), [](AVFrame* frame) { av_frame_free(&frame); });
+  return p;
+}
+
+void MediaWriter::write_video(DevicePicture picture, int64_t pts, int64_t duration) {
+  std::lock_guard lock(mutex_);
+  check_picture(picture.view);
+  if (!picture.frame || !picture.frame->hw_frames_ctx || picture.frame->hw_frames_ctx->data != device_frames_->data)
+    throw Error(ExitCode::internal, name_ + ": a device picture from another pool");
+  const int64_t encoder_pts = encoder_pts_for(pts);
+  const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
+  // The encoder takes its own reference; our copy of the frame goes with `picture`.
+  AVFrame* f = frame_.get();
   av_frame_unref(f);
-  if (r < 0) fail(ExitCode::internal, std::string(plan_.encoder->name) + " refused a picture", r);
-  ++frames_written_;
-  drain_encoder();
+  const int r = av_frame_ref(f, picture.frame.get());
+  if (r < 0) fail(ExitCode::internal, "cannot reference a picture", r);
+  encode(f, encoder_pts, encoder_duration);
 }
 
 // rawvideo's encoder only copies the planes back to back into a packet: when

@@ -4,6 +4,10 @@
 
 #include "codecs/ffmpeg_util.h"
 
+extern "C" {
+#include <libavutil/hwcontext.h>
+}
+
 namespace sp {
 
 std::optional<EncoderChoice> parse_encoder_choice(const std::string& text) {
@@ -60,6 +64,25 @@ void set_nvenc_options(AVDictionary** options, int crf, const std::string& prese
     av_dict_set(options, "rc-lookahead", "0", 0);
     *settings += " tune ull delay 0";
   }
+}
+
+AVBufferRef* make_cuda_frames_pool(AVBufferRef* device, AVPixelFormat format, int width, int height, int* error) {
+  AVBufferRef* pool = av_hwframe_ctx_alloc(device);
+  if (!pool) {
+    *error = AVERROR(ENOMEM);
+    return nullptr;
+  }
+  auto* frames = reinterpret_cast<AVHWFramesContext*>(pool->data);
+  frames->format = AV_PIX_FMT_CUDA;
+  frames->sw_format = format;
+  frames->width = width;
+  frames->height = height;
+  // No initial size: the pool grows to what the pipeline holds (frames in
+  // flight, the write queue, the encoder's delay) and then only recycles.
+  frames->initial_pool_size = 0;
+  *error = av_hwframe_ctx_init(pool);
+  if (*error < 0) av_buffer_unref(&pool);
+  return pool;
 }
 
 }  // namespace sp

@@ -32,4 +32,10 @@ void set_nvenc_options(AVDictionary** options, int crf, const std::string& prese
                        std::string* settings);
 std::string nvenc_preset_for(const std::string& x264_preset);
 
+// NVENC reads its input from a pool of CUDA frames of `format` (the encoder's
+// picture format) on `device`: the pipeline converts its output straight into
+// them, so pictures never cross PCIe. Returns the pool, or null with
+// `*error` set where the CUDA frames context does not take `format`.
+AVBufferRef* make_cuda_frames_pool(AVBufferRef* device, AVPixelFormat format, int width, int height, int* error);
+
 }  // namespace sp

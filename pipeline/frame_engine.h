@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,11 +26,13 @@ struct FrameTimings {
   std::vector<double> stage_ms;
 };
 
-// A processed frame: host memory in the output format, on loan from the pool
-// until the writer drops it.
+// A processed frame in the output format: host memory on loan from the pool
+// until the writer drops it, or (picture.on_device) a device picture that
+// `device_owner` holds.
 struct EngineFrame {
   PooledBuffer storage;
   PlanarView picture;
+  std::shared_ptr<void> device_owner;
   int64_t tag = 0;  // caller's identifier, returned unchanged
   FrameTimings timings;
 };
@@ -40,6 +43,14 @@ struct EngineTraffic {
   uint64_t device_to_host_bytes = 0;
   uint64_t host_copy_bytes = 0;
 };
+
+// An output picture in device memory that the consumer reads there (an
+// encoder's input surface); `owner` keeps it alive.
+struct DeviceOutput {
+  PlanarView picture;
+  std::shared_ptr<void> owner;
+};
+using DeviceOutputSource = std::function<DeviceOutput()>;
 
 // Turns decoded pictures into encoder pictures through the stage chain:
 // convert to RGBA, run the stages, convert to the encoder format. The CUDA
@@ -63,6 +74,9 @@ class FrameEngine {
   virtual const StageChain& chain() const = 0;
   virtual EngineTraffic traffic() const = 0;
   virtual Backend backend() const = 0;
+  // From the next submit on, frames are converted into pictures from `source`
+  // instead of being downloaded (CUDA only).
+  virtual void set_device_output(DeviceOutputSource source);
 };
 
 std::unique_ptr<FrameEngine> make_cpu_engine(std::vector<StageSpec> stages, BufferPool& pool);

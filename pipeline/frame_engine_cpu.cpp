@@ -25,6 +25,10 @@ PlanarView tight_view(uint8_t* base, PixelFormat format, Size size) {
   return v;
 }
 
+void FrameEngine::set_device_output(DeviceOutputSource) {
+  throw Error(ExitCode::internal, "only the CUDA engine writes into device pictures");
+}
+
 void copy_picture_host(const PlanarView& src, const PlanarView& dst) {
   const PlaneLayout layout = plane_layout(src.format, src.width, src.height);
   for (int i = 0; i < layout.count; ++i) {

@@ -114,21 +114,45 @@ class CudaFrameEngine final : public FrameEngine {
     chain_.run_cuda(rgba_in, rgba_out, frame, s.stream, s.stage_marks);
     last_stages_done_ = s.stage_marks.back();
 
+    s.pending = EngineFrame{};
+    s.pending.tag = tag;
+    if (device_output_) {
+      convert_into_consumer(s, rgba_out);
+    } else {
+      download(s, rgba_out);
+    }
+    SP_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
+    order_.push_back(&s);
+  }
+
+  void set_device_output(DeviceOutputSource source) override { device_output_ = std::move(source); }
+
+  // The consumer (NVENC) reads the picture where it is: nothing to download.
+  void convert_into_consumer(Slot& s, const RgbaView& rgba_out) {
+    DeviceOutput target = device_output_();
+    const Size out = chain_.output_size();
+    const PlanarView& p = target.picture;
+    if (!p.on_device || p.format != formats_.output_format || p.width != out.width || p.height != out.height)
+      throw Error(ExitCode::internal, "the device output picture does not match the chain's output");
+    convert_from_rgba_cuda(rgba_out, formats_.output_color, p, s.stream);
+    SP_CUDA_CHECK_LAUNCH();
+    SP_CUDA_CHECK(cudaEventRecord(s.converted_out, s.stream));
+    s.pending.picture = p;
+    s.pending.device_owner = std::move(target.owner);
+  }
+
+  void download(Slot& s, const RgbaView& rgba_out) {
+    const Size out = chain_.output_size();
     const PlanarView device_out = tight_view(s.device_out.data(), formats_.output_format, out);
     convert_from_rgba_cuda(rgba_out, formats_.output_color, device_out, s.stream);
     SP_CUDA_CHECK_LAUNCH();
     SP_CUDA_CHECK(cudaEventRecord(s.converted_out, s.stream));
-
-    s.pending = EngineFrame{};
-    s.pending.tag = tag;
     s.pending.storage = PooledBuffer(pool_, {MemoryKind::pinned_host, out.width, out.height,
                                              int(formats_.output_format), output_bytes_});
     s.pending.picture = tight_view(s.pending.storage.data(), formats_.output_format, out);
     SP_CUDA_CHECK(cudaMemcpyAsync(s.pending.storage.data(), s.device_out.data(), output_bytes_,
                                   cudaMemcpyDeviceToHost, s.stream));
     traffic_.device_to_host_bytes += output_bytes_;
-    SP_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
-    order_.push_back(&s);
   }
 
   void upload(Slot& s, const PlanarView& picture, bool pinned) {
@@ -196,6 +220,7 @@ class CudaFrameEngine final : public FrameEngine {
   EngineFormats formats_;
   size_t output_bytes_ = 0;
   EngineTraffic traffic_;
+  DeviceOutputSource device_output_;
 };
 
 }  // namespace

@@ -28,10 +28,17 @@ void Transcoder::write_loop() {
   try {
     while (auto item = write_queue_.pop()) {
       if (failure_.failed()) continue;  // drain without writing
-      if (item->frame) {
+      if (item->frame && item->frame->picture.on_device) {
+        // connect_device_output() made the owner: the writer's own frame.
+        writer_->write_video(DevicePicture{item->frame->picture,
+                                           std::static_pointer_cast<AVFrame>(std::move(item->frame->device_owner))},
+                             item->pts, item->duration);
+      } else if (item->frame) {
         // The pooled picture goes back to the pool when the encoder lets go of it.
         writer_->write_video(item->frame->picture, item->pts, item->duration,
                              std::make_shared<PooledBuffer>(std::move(item->frame->storage)));
+      }
+      if (item->frame) {
         const double latency = std::chrono::duration<double, std::milli>(Clock::now() - item->read_at).count();
         std::lock_guard lock(stats_mutex_);
         stats_.latency_ms.add(latency);
@@ -78,11 +85,22 @@ void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
     engine_ = make(stages);
     out = engine_->configure(formats_);
   }
+  connect_device_output();
   std::lock_guard lock(stats_mutex_);
   if (stats_.stages.size() != engine_->chain().size()) {
     stats_.stages.resize(engine_->chain().size());
     for (size_t i = 0; i < engine_->chain().size(); ++i) stats_.stages[i].name = engine_->chain().name(i);
   }
+}
+
+// An encoder that reads device memory (NVENC) gets the chain's output where
+// the GPU made it.
+void Transcoder::connect_device_output() {
+  if (!writer_ || !writer_->takes_device_pictures() || engine_->backend() != Backend::cuda) return;
+  engine_->set_device_output([writer = writer_.get()] {
+    DevicePicture p = writer->acquire_device_picture();
+    return DeviceOutput{p.view, std::move(p.frame)};
+  });
 }
 
 // Keeps the engine's transfer counters in the stats before it goes away.

@@ -80,6 +80,7 @@ class Transcoder {
   void flush_ready(bool wait_all);
   void forward(WriteItem item);
   void retire_engine();
+  void connect_device_output();
   void record_stage_counters();
 
   const TranscodeOptions& options_;

@@ -67,6 +67,7 @@ void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
     formats_.output_color = writer_->encoder_color();
     engine_->configure(formats_);
   }
+  connect_device_output();
   time_base_ = reader.video().time_base;
 }
 
