@@ -91,7 +91,7 @@ TEST(PencilGpu, StrokeBranchIsBitExact) {
   std::mt19937_64 rng(seed);
   struct Case { int w, h, half, width; };
   for (const Case c : {Case{333, 217, 5, 1}, Case{640, 360, 12, 0}, Case{300, 200, 32, 1}, Case{257, 190, 64, 3},
-                       Case{97, 61, 1, 2}}) {
+                       Case{97, 61, 1, 2}, Case{71, 45, 3, 2}}) {
     SCOPED_TRACE(testing::Message() << "seed " << seed << " " << c.w << "x" << c.h << " half " << c.half);
     const HostImage img = test::synthetic_photo(c.w, c.h, rng);
     const size_t n = size_t(c.w) * c.h;

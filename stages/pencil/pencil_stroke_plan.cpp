@@ -38,6 +38,9 @@ std::vector<int> dense_kernel(const LineKernelSet& k, int d) {
 
 // Cheapest cover of run positions [lo, hi] by chunks (DP over the run length;
 // a chunk may overhang the run with zero weights, shifted to stay in [-k, k]).
+// Chunks longer than the kernel side 2k + 1 are never used: shifted back, such
+// a chunk would start before -k and read outside the tile's halo (the pad
+// column or memory before the tile, uninitialised: 0 * NaN there is NaN).
 std::vector<Chunk> chunk_run(const std::vector<int>& line, int k, int across, int lo, int hi, double* cost) {
   const int n = hi - lo + 1;
   // Equal weights: boxes, each short enough that 511 * length * weight < 2^24.
@@ -69,6 +72,7 @@ std::vector<Chunk> chunk_run(const std::vector<int>& line, int k, int across, in
   best[0] = 0;
   for (int done = 0; done < n; ++done)
     for (int size : kChunkSizes) {
+      if (size > 2 * k + 1) continue;
       const int next = std::min(n, done + size);
       if (best[done] + chunk_cost(size) < best[next]) {
         best[next] = best[done] + chunk_cost(size);
