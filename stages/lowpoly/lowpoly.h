@@ -94,8 +94,12 @@ class LowpolyStage final : public Stage {
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 
-  // The last frame's mesh (CPU backend: exact; CUDA: after the stream synchronized).
-  const std::vector<Triangle>& mesh() const { return mesh_.triangles(); }
+  // The last frame's mesh (CPU: the host's; CUDA: a copy of the device's, after the stream synchronized).
+  const std::vector<Triangle>& mesh() const;
+  // CUDA: frames whose device mesh was not certified and came from the host instead.
+  int64_t mesh_fallbacks() const;
+  // Test hook: every device mesh counts as uncertified (exercises the fallback).
+  void force_mesh_fallback_for_testing(bool on) { force_fallback_ = on; }
   const FramePlan& plan() const { return plan_; }
 
   struct CpuState;
@@ -112,6 +116,7 @@ class LowpolyStage final : public Stage {
   Backend backend_ = Backend::cpu;
   MeshBuilder mesh_;
   bool have_history_ = false;
+  bool force_fallback_ = false;
   StageCounters cpu_counters_;
   std::unique_ptr<CpuState> cpu_;
   CudaState* cuda_ = nullptr;  // owned; defined in lowpoly_cuda.cu

@@ -1,8 +1,11 @@
-// CUDA backend of the lowpoly stage. Edges, vertex selection, compaction and
-// shading run on the device; the exact Delaunay triangulation runs on the
-// host inside the stream (cudaLaunchHostFunc), between a copy of the selected
-// pixels down and a copy of the triangles up, so process_cuda never blocks
-// the calling thread. All arithmetic is shared with the CPU (lowpoly_math.h).
+// CUDA backend of the lowpoly stage. Everything runs on the device: edges,
+// vertex selection, compaction, the exact Delaunay mesh (GpuMesh: the star
+// construction, certified on the device) and shading. A host function on the
+// stream is the safety net: when the device mesh is not certified (never seen
+// on real input) it triangulates the frame's vertices on the host, and a kernel
+// adopts that mesh through mapped memory, so the frame is still exact and
+// process_cuda never blocks the calling thread (counter mesh_fallbacks).
+// All arithmetic is shared with the CPU (lowpoly_math.h, lowpoly_star.h).
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -15,6 +18,7 @@
 #include "pipeline/cuda_check.h"
 #include "pipeline/errors.h"
 #include "stages/lowpoly/lowpoly.h"
+#include "stages/lowpoly/lowpoly_gpu_mesh.h"
 
 namespace sp::lowpoly {
 
@@ -22,7 +26,7 @@ namespace {
 
 constexpr int kBlockW = 32, kBlockH = 8;
 constexpr int kWarpsPerBlock = 8;
-enum Mark { kStart, kEdges, kPoints, kMesh, kShaded, kMarks };
+enum Mark { kStart, kEdges, kPoints, kGrid, kStar, kEmit, kMesh, kShaded, kMarks };
 
 __global__ void luma_kernel(RgbaView in, uint8_t* luma) {
   const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
@@ -128,6 +132,15 @@ __global__ void paint_kernel(const Triangle* tris, const int* count, const uint3
   }
 }
 
+// The host's mesh replaces the device's when the device's was not certified.
+__global__ void adopt_host_mesh_kernel(const GpuMeshStatus* status, const Triangle* host_tris,
+                                       const int* host_count, Triangle* tris, int* tri_count) {
+  if (status->failed == 0) return;
+  const int count = *host_count;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *tri_count = count;
+  for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < count; t += gridDim.x * blockDim.x) tris[t] = host_tris[t];
+}
+
 __global__ void smooth_kernel(RgbaView out, uint16_t* state, uint32_t alpha_q8, bool first) {
   const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
   if (x >= out.width || y >= out.height) return;
@@ -149,17 +162,24 @@ struct LowpolyStage::CudaState {
   int* tri_count = nullptr;
   uint32_t* colors = nullptr;
   uint16_t* smooth = nullptr;
-  // Pinned host side of the triangulation.
+  GpuMesh gpu_mesh;
+  GpuMeshStatus* status = nullptr;
+  // Pinned host side of the fallback (h_tri_count and h_tris mapped for the adopt kernel).
   int* h_count = nullptr;
   int32_t* h_selected = nullptr;
+  GpuMeshStatus* h_status = nullptr;
   int* h_tri_count = nullptr;
   Triangle* h_tris = nullptr;
+  int* d_host_tri_count = nullptr;
+  Triangle* d_host_tris = nullptr;
   cudaEvent_t marks[kMarks] = {};
   bool recorded = false;
   // Written by the host function, read by counters().
   const FramePlan* plan = nullptr;
   MeshBuilder* mesh = nullptr;
-  std::atomic<double> host_ms{0}, points{0}, triangles{0}, reused{0}, dropped{0}, retries{0}, fallback{0};
+  std::atomic<double> host_ms{0}, points{0}, triangles{0}, dropped{0}, long_rings{0}, tests{0};
+  std::atomic<int64_t> fallbacks{0};
+  std::vector<Triangle> device_mesh;  // mesh(): a copy of the device's last mesh
   std::mutex error_mutex;
   std::string error;
   mutable StageCounters cached;
@@ -167,20 +187,25 @@ struct LowpolyStage::CudaState {
 
 namespace {
 
-void CUDART_CB triangulate_on_host(void* user) {
+// Reads the device mesh's status; only when it is not certified, triangulates
+// on the host (the exact sequential/strip path of the CPU backend).
+void CUDART_CB check_on_host(void* user) {
   auto* s = static_cast<LowpolyStage::CudaState*>(user);
+  const GpuMeshStatus st = *s->h_status;
+  s->points = st.points;
+  s->dropped = st.dropped;
+  s->long_rings = st.long_rings;
+  s->tests = double(st.in_circle_tests);
+  s->triangles = st.triangles;
+  if (st.failed == 0) return;
   try {
     s->mesh->build(*s->plan, s->h_selected, *s->h_count);
     const auto& tris = s->mesh->triangles();
     std::memcpy(s->h_tris, tris.data(), tris.size() * sizeof(Triangle));
     *s->h_tri_count = int(tris.size());
     s->host_ms = s->mesh->build_ms();
-    s->points = s->mesh->point_count();
     s->triangles = double(tris.size());
-    s->reused = s->mesh->reused() ? 1.0 : 0.0;
-    s->dropped = s->mesh->dropped();
-    s->retries = s->mesh->strip_retries();
-    s->fallback = s->mesh->fell_back() ? 1.0 : 0.0;
+    ++s->fallbacks;
   } catch (const std::exception& e) {
     *s->h_tri_count = 0;
     std::lock_guard lock(s->error_mutex);
@@ -194,6 +219,7 @@ void LowpolyStage::release_cuda() {
   if (!cuda_) return;
   cudaFreeHost(cuda_->h_count);
   cudaFreeHost(cuda_->h_selected);
+  cudaFreeHost(cuda_->h_status);
   cudaFreeHost(cuda_->h_tri_count);
   cudaFreeHost(cuda_->h_tris);
   for (cudaEvent_t e : cuda_->marks)
@@ -225,8 +251,13 @@ void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
   SP_CUDA_CHECK(cudaMemset(c.flags, 0, pixels));  // border pixels are never selected
   SP_CUDA_CHECK(cudaHostAlloc(&c.h_count, sizeof(int), cudaHostAllocDefault));
   SP_CUDA_CHECK(cudaHostAlloc(&c.h_selected, sizeof(int32_t) * std::max(plan_.capacity, 1), cudaHostAllocDefault));
-  SP_CUDA_CHECK(cudaHostAlloc(&c.h_tri_count, sizeof(int), cudaHostAllocDefault));
-  SP_CUDA_CHECK(cudaHostAlloc(&c.h_tris, sizeof(Triangle) * plan_.max_triangles(), cudaHostAllocDefault));
+  SP_CUDA_CHECK(cudaHostAlloc(&c.h_status, sizeof(GpuMeshStatus), cudaHostAllocDefault));
+  SP_CUDA_CHECK(cudaHostAlloc(&c.h_tri_count, sizeof(int), cudaHostAllocMapped));
+  SP_CUDA_CHECK(cudaHostAlloc(&c.h_tris, sizeof(Triangle) * plan_.max_triangles(), cudaHostAllocMapped));
+  SP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.d_host_tri_count), c.h_tri_count, 0));
+  SP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.d_host_tris), c.h_tris, 0));
+  c.status = scratch.allocate_array<GpuMeshStatus>(1);
+  c.gpu_mesh.configure(plan_, scratch);
   for (cudaEvent_t& e : c.marks) SP_CUDA_CHECK(cudaEventCreate(&e));
   c.plan = &plan_;
   c.mesh = &mesh_;
@@ -265,10 +296,11 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_count, c.num_selected, sizeof(int), cudaMemcpyDeviceToHost, stream));
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_selected, c.selected, sizeof(int32_t) * plan_.capacity, cudaMemcpyDeviceToHost,
                                 stream));
-  SP_CUDA_CHECK(cudaLaunchHostFunc(stream, triangulate_on_host, &c));
-  SP_CUDA_CHECK(cudaMemcpyAsync(c.tri_count, c.h_tri_count, sizeof(int), cudaMemcpyHostToDevice, stream));
-  SP_CUDA_CHECK(cudaMemcpyAsync(c.tris, c.h_tris, sizeof(Triangle) * plan_.max_triangles(), cudaMemcpyHostToDevice,
-                                stream));
+  c.gpu_mesh.build(c.selected, c.num_selected, c.tris, c.tri_count, c.status, stream, &c.marks[kGrid], force_fallback_);
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.h_status, c.status, sizeof(GpuMeshStatus), cudaMemcpyDeviceToHost, stream));
+  SP_CUDA_CHECK(cudaLaunchHostFunc(stream, check_on_host, &c));
+  adopt_host_mesh_kernel<<<64, 256, 0, stream>>>(c.status, c.d_host_tris, c.d_host_tri_count, c.tris, c.tri_count);
+  SP_CUDA_CHECK_LAUNCH();
   SP_CUDA_CHECK(cudaEventRecord(c.marks[kMesh], stream));
   const int tri_blocks = int((plan_.max_triangles() + kWarpsPerBlock - 1) / kWarpsPerBlock);
   color_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.tris, c.tri_count, in,
@@ -291,20 +323,35 @@ StageCounters LowpolyStage::counters() const {
   CudaState& c = *cuda_;
   // Phase times of the last frame whose events completed; never waits.
   if (c.recorded && cudaEventQuery(c.marks[kShaded]) == cudaSuccess) {
-    const char* names[kMarks - 1] = {"edges_ms", "points_ms", "mesh_ms", "shading_ms"};
+    const char* names[kMarks - 1] = {"edges_ms", "points_ms", "grid_ms", "star_ms", "emit_ms", "check_ms", "shading_ms"};
     for (int i = 0; i + 1 < kMarks; ++i) {
       float ms = 0;
       if (cudaEventElapsedTime(&ms, c.marks[i], c.marks[i + 1]) == cudaSuccess) c.cached[names[i]] = ms;
     }
-    c.cached["triangulate_host_ms"] = c.host_ms;
+    float mesh_ms = 0;
+    if (cudaEventElapsedTime(&mesh_ms, c.marks[kPoints], c.marks[kMesh]) == cudaSuccess) c.cached["mesh_ms"] = mesh_ms;
     c.cached["points"] = c.points;
     c.cached["triangles"] = c.triangles;
-    c.cached["mesh_reused"] = c.reused;
     c.cached["points_dropped"] = c.dropped;
-    c.cached["strip_retries"] = c.retries;
-    c.cached["strip_fallback"] = c.fallback;
+    c.cached["mesh_fallbacks"] = double(c.fallbacks.load());
+    c.cached["fallback_host_ms"] = c.host_ms;
+    c.cached["long_rings"] = c.long_rings;
+    c.cached["in_circle_tests"] = c.tests;
   }
   return c.cached;
 }
+
+const std::vector<Triangle>& LowpolyStage::mesh() const {
+  if (backend_ != Backend::cuda || !cuda_) return mesh_.triangles();
+  // Test and debugging accessor: copies the device's mesh (the caller synchronized the stream).
+  int count = 0;
+  SP_CUDA_CHECK(cudaMemcpy(&count, cuda_->tri_count, sizeof(int), cudaMemcpyDeviceToHost));
+  cuda_->device_mesh.resize(size_t(count));
+  SP_CUDA_CHECK(cudaMemcpy(cuda_->device_mesh.data(), cuda_->tris, size_t(count) * sizeof(Triangle),
+                           cudaMemcpyDeviceToHost));
+  return cuda_->device_mesh;
+}
+
+int64_t LowpolyStage::mesh_fallbacks() const { return cuda_ ? cuda_->fallbacks.load() : 0; }
 
 }  // namespace sp::lowpoly

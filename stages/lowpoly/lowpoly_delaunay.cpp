@@ -3,50 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stages/lowpoly/lowpoly_predicates.h"
+
 namespace sp::lowpoly {
 
 namespace {
 
-int64_t orient_p(uint32_t a, uint32_t b, uint32_t c) {
-  return orient(unpack_x(a), unpack_y(a), unpack_x(b), unpack_y(b), unpack_x(c), unpack_y(c));
-}
-int sign(int64_t v) { return (v > 0) - (v < 0); }
-
-// CGAL's Perturbation_order: x, then y.
-bool xy_less(uint32_t p, uint32_t q) {
-  return unpack_x(p) != unpack_x(q) ? unpack_x(p) < unpack_x(q) : unpack_y(p) < unpack_y(q);
-}
+int64_t orient_p(uint32_t a, uint32_t b, uint32_t c) { return orient_packed(a, b, c); }
 
 }  // namespace
 
-int incircle_sign(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-  // Coordinates are at most 2^14, so every term below fits in 64 bits:
-  // differences 2^14, lifts 2^29, 2x2 minors 2^29, products 2^58, sum < 2^60.
-  const int64_t dx = unpack_x(d), dy = unpack_y(d);
-  const int64_t adx = unpack_x(a) - dx, ady = unpack_y(a) - dy;
-  const int64_t bdx = unpack_x(b) - dx, bdy = unpack_y(b) - dy;
-  const int64_t cdx = unpack_x(c) - dx, cdy = unpack_y(c) - dy;
-  const int64_t alift = adx * adx + ady * ady, blift = bdx * bdx + bdy * bdy, clift = cdx * cdx + cdy * cdy;
-  return sign(alift * (bdx * cdy - bdy * cdx) + blift * (cdx * ady - cdy * adx) + clift * (adx * bdy - ady * bdx));
-}
-
-// A transcription of CGAL's Triangulation_2::side_of_oriented_circle(p0, p1,
-// p2, p, perturb = true) (CGAL 5.5, Triangulation_2.h).
-int incircle_perturbed(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-  const int s = incircle_sign(a, b, c, d);
-  if (s != 0) return s;
-  uint32_t sorted[4] = {a, b, c, d};
-  std::sort(sorted, sorted + 4, xy_less);
-  for (int i = 3; i > 0; --i) {
-    const uint32_t q = sorted[i];
-    if (q == d) return -1;
-    int64_t o = 0;
-    if (q == c && (o = orient_p(a, b, d)) != 0) return sign(o);
-    if (q == b && (o = orient_p(a, d, c)) != 0) return sign(o);
-    if (q == a && (o = orient_p(d, b, c)) != 0) return sign(o);
-  }
-  return -1;
-}
+int incircle_sign(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return in_circle(a, b, c, d); }
+int incircle_perturbed(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return in_circle_perturbed(a, b, c, d); }
 
 void Delaunay::set(int t, int v0, int v1, int v2, int n0, int n1, int n2) {
   int32_t* v = &verts_[3 * size_t(t)];

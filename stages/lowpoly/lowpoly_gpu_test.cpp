@@ -1,5 +1,7 @@
 // CUDA against the CPU implementation (skipped without a GPU): every output
 // byte and every triangle must be identical, on single frames and on clips.
+// The CUDA mesh is the device's own (star construction), the CPU's the host's
+// incremental one: two independent constructions of the same unique mesh.
 #include <gtest/gtest.h>
 
 #include "stages/lowpoly/lowpoly_mesh_oracle.h"
@@ -41,6 +43,7 @@ TEST(LowpolyCuda, MatchesCpuOnPhotos) {
       auto b = make_stage(settings[s]);
       expect_same(run_clip_cpu(*a, {in}), run_clip_cuda(*b, {in}),
                   std::to_string(w) + "x" + std::to_string(h) + " settings " + std::to_string(s));
+      EXPECT_EQ(b->mesh_fallbacks(), 0) << "the device mesh was not certified";
     }
 }
 
@@ -52,7 +55,36 @@ TEST(LowpolyCuda, MatchesCpuOnARealPhotograph) {
     auto a = make_stage(v);
     auto b = make_stage(v);
     expect_same(run_clip_cpu(*a, {photo}), run_clip_cuda(*b, {photo}), "photo");
+    EXPECT_EQ(b->mesh_fallbacks(), 0) << "the device mesh was not certified";
   }
+}
+
+// Long rings (a few interior vertices under a dense border: hundreds of
+// neighbours, walked twice on the device) and very dense vertices.
+TEST(LowpolyCuda, MatchesCpuOnExtremeDensities) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(fresh_seed());
+  const HostImage in = test::synthetic_photo(400, 240, rng);
+  for (const Values& v : {Values{{"points", int64_t(3)}, {"border_spacing", int64_t(2)}},
+                          Values{{"points", int64_t(40)}, {"border_spacing", int64_t(1)}},
+                          Values{{"points_per_mp", 200000.0}}}) {
+    auto a = make_stage(v);
+    auto b = make_stage(v);
+    expect_same(run_clip_cpu(*a, {in}), run_clip_cuda(*b, {in}), "extreme density");
+    EXPECT_EQ(b->mesh_fallbacks(), 0);
+  }
+}
+
+// The safety net: a device mesh marked uncertified is replaced by the host's, same frame.
+TEST(LowpolyCuda, UncertifiedDeviceMeshFallsBackToTheHost) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(fresh_seed());
+  const auto clip = panning_clip(320, 200, 3, 4, rng);
+  auto a = make_stage();
+  auto b = make_stage();
+  b->force_mesh_fallback_for_testing(true);
+  expect_same(run_clip_cpu(*a, clip), run_clip_cuda(*b, clip), "forced fallback");
+  EXPECT_EQ(b->mesh_fallbacks(), 3);
 }
 
 TEST(LowpolyCuda, MatchesCpuAt4K) {
@@ -62,6 +94,7 @@ TEST(LowpolyCuda, MatchesCpuAt4K) {
   auto a = make_stage();
   auto b = make_stage();
   expect_same(run_clip_cpu(*a, {in}), run_clip_cuda(*b, {in}), "3840x2160");
+  EXPECT_EQ(b->mesh_fallbacks(), 0);
 }
 
 TEST(LowpolyCuda, MatchesCpuOnAPanningClipInTemporalMode) {
