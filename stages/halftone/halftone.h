@@ -16,6 +16,9 @@
 
 namespace sp::halftone {
 
+// Colour stippling: one dot set per channel (halftone_colour.h).
+enum class ColourMode { mono, cmy, rgb };
+
 struct HalftoneSettings {
   double dots_per_pixel = 0.25;  // dots per unit of ink (a fully inked pixel is 1)
   int dots = 0;                  // explicit dot count; 0 = from the ink sum
@@ -32,6 +35,8 @@ struct HalftoneSettings {
   std::array<double, 3> dot_color = {0, 0, 0};
   std::string points_out;        // "" = none; .svg or .csv; "%d" is replaced by the frame index
   bool profile = false;          // time the phases (CUDA: events; CPU: clock), print the means at the end
+  ColourMode channels = ColourMode::mono;
+  int ink_channel = -1;          // -1: ink from the luma; 0..2: from that component (colour stippling)
   bool direct = false;           // repulsion: direct O(M^2) sum instead of the fast summation (baseline)
 };
 

@@ -141,12 +141,15 @@ SP_HD float pixel_darkness(uint32_t p) {
 }
 
 // Ink of an RGBA8 pixel: 0 at the background's luma, 1 at the dot colour's.
+// Colour stippling measures one component instead of the luma (weight e_c).
 struct InkScale {
+  float weight[3] = {0.2126f, 0.7152f, 0.0722f};  // BT.709 luma
   float background_luma = 255;  // 0..255
   float inv_contrast = -1.f / 255;  // 1 / (dot luma - background luma)
 };
 SP_HD float pixel_ink(uint32_t p, const InkScale& s) {
-  const float l = 0.2126f * float(p & 0xFF) + 0.7152f * float((p >> 8) & 0xFF) + 0.0722f * float((p >> 16) & 0xFF);
+  const float l = s.weight[0] * float(p & 0xFF) + s.weight[1] * float((p >> 8) & 0xFF) +
+                  s.weight[2] * float((p >> 16) & 0xFF);
   return fminf(fmaxf((l - s.background_luma) * s.inv_contrast, 0.f), 1.f);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "stages/halftone/halftone.h"
+#include "stages/halftone/halftone_colour.h"
 
 namespace sp::halftone {
 
@@ -54,6 +55,12 @@ std::vector<ParamSpec> halftone_table() {
           "units). '%d' (printf style, e.g. dots_%05d.svg) is replaced by the frame index, otherwise each frame "
           "overwrites the file. Written from the host after the frame.",
           true),
+      param_row("channels", T::choice, std::string("mono"), {}, {}, {"mono", "cmy", "rgb"},
+                "mono: one dot set from the luma, drawn in dot_color on background. cmy: colour stippling on "
+                "white paper, one dot set per cyan, magenta and yellow ink (ink = 1 - R, 1 - G, 1 - B), each "
+                "drawn in its ink; rgb: on black, one set per red, green and blue light (ink = R, G, B). "
+                "Counts, dots_per_pixel and points_out (suffix _c/_m/_y or _r/_g/_b) apply per channel; "
+                "background and dot_color are then unused."),
       param_row("repulsion", T::choice, std::string("fastsum"), {}, {}, {"fastsum", "direct"},
                 "Repulsive forces by the NFFT fast summation (O(M log M)) or by direct O(M^2) summation (CPU: "
                 "float64; CUDA: shared-memory tiles, float terms summed in double): the baseline of the seed's "
@@ -94,6 +101,8 @@ HalftoneSettings parse_halftone_params(const Params& p) {
   s.points_out = p.get_string("points_out");
   s.profile = p.get_bool("profile");
   s.direct = p.get_string("repulsion") == "direct";
+  const std::string& channels = p.get_string("channels");
+  s.channels = channels == "cmy" ? ColourMode::cmy : channels == "rgb" ? ColourMode::rgb : ColourMode::mono;
   return s;
 }
 
@@ -116,7 +125,8 @@ StageDescriptor make_halftone_descriptor() {
   d.validate = [](const Params& p) -> std::optional<std::string> {
     for (const char* key : {"background", "dot_color"})
       if (p.get_list(key).size() != 3) return fmt::format("{} needs three numbers R, G, B", key);
-    if (std::abs(luma(colour(p.get_list("background"))) - luma(colour(p.get_list("dot_color")))) < 1.0)
+    if (p.get_string("channels") == "mono" &&
+        std::abs(luma(colour(p.get_list("background"))) - luma(colour(p.get_list("dot_color")))) < 1.0)
       return "background and dot_color need different brightness (the ink is measured between them)";
     const std::string& out = p.get_string("points_out");
     auto ends = [&](const char* e) { return out.size() >= 4 && out.compare(out.size() - 4, 4, e) == 0; };
@@ -124,7 +134,9 @@ StageDescriptor make_halftone_descriptor() {
     return std::nullopt;
   };
   d.create = [](const Params& p) -> std::unique_ptr<Stage> {
-    return std::make_unique<HalftoneStage>(parse_halftone_params(p));
+    HalftoneSettings s = parse_halftone_params(p);
+    if (s.channels != ColourMode::mono) return std::make_unique<ColourHalftoneStage>(s);
+    return std::make_unique<HalftoneStage>(std::move(s));
   };
   return d;
 }

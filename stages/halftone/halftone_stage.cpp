@@ -94,9 +94,16 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
 namespace {
 
 InkScale ink_scale(const HalftoneSettings& s) {
-  auto luma = [](const std::array<double, 3>& c) { return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; };
-  const double bg = luma(s.background), dot = luma(s.dot_color);
-  return {float(bg), float(1.0 / (dot - bg))};
+  InkScale k;
+  double weight[3] = {0.2126, 0.7152, 0.0722};
+  if (s.ink_channel >= 0)
+    for (int c = 0; c < 3; ++c) weight[c] = c == s.ink_channel ? 1.0 : 0.0;
+  for (int c = 0; c < 3; ++c) k.weight[c] = float(weight[c]);
+  auto level = [&](const std::array<double, 3>& c) { return weight[0] * c[0] + weight[1] * c[1] + weight[2] * c[2]; };
+  const double bg = level(s.background), dot = level(s.dot_color);
+  k.background_luma = float(bg);
+  k.inv_contrast = float(1.0 / (dot - bg));
+  return k;
 }
 
 }  // namespace
