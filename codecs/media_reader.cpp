@@ -242,6 +242,13 @@ void MediaReader::open_decoder() {
 void MediaReader::attach_hardware_decoder(const AVCodec* codec) {
   software_reason_ = options_.software_decode_reason;
   if (options_.hwdec == HwDecode::none) return;
+  if (options_.hardware_gate) {
+    if (const auto why = options_.hardware_gate()) {
+      if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, "--hwdec nvdec: " + *why);
+      software_reason_ = *why;
+      return;
+    }
+  }
   const std::optional<std::string> why_not = attach_nvdec(decoder_.get(), codec);
   if (!why_not) {
     nvdec_attached_ = true;

@@ -8,10 +8,11 @@ extern "C" {
 }
 
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <utility>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codecs/ffmpeg_util.h"
@@ -35,6 +36,10 @@ struct InputOptions {
   // NVDEC surfaces are a fixed pool: each held picture keeps one.
   int frames_held = 8;
   std::string software_decode_reason;  // why hwdec was turned off before the reader saw it, for the stats
+  // Asked after probing, just before NVDEC would be attached: waits for the
+  // GPU to start and says why hardware decoding cannot be used (nullopt: it
+  // can). Probing the input thus overlaps with the device start-up.
+  std::function<std::optional<std::string>()> hardware_gate;
 };
 
 struct VideoStreamInfo {

@@ -26,18 +26,22 @@ Choice select_backend(const std::string& request) {
 }
 
 // NVDEC decodes into GPU memory, so it needs the CUDA backend: known only
-// once the device has answered.
-static void settle_hardware_decoding(InputOptions& input, std::future<Choice>& device) {
-  if (input.hwdec == HwDecode::none) return;
-  const Choice backend = device.get();
+// once the device has answered, which the reader asks after probing.
+static std::optional<std::string> hardware_decoding_refusal(std::future<Choice>& device) {
+  // The answer stays in `device` for the transcoder, a failure included.
   std::promise<Choice> known;
+  Choice backend;
+  try {
+    backend = device.get();
+  } catch (...) {
+    known.set_exception(std::current_exception());
+    device = known.get_future();
+    throw;
+  }
   known.set_value(backend);
   device = known.get_future();
-  if (backend.name == "cuda") return;
-  const std::string why = "the CPU backend is in use" + (backend.reason.empty() ? "" : " (" + backend.reason + ")");
-  if (input.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, "--hwdec nvdec: " + why);
-  input.hwdec = HwDecode::none;
-  input.software_decode_reason = why;
+  if (backend.name == "cuda") return std::nullopt;
+  return "the CPU backend is in use" + (backend.reason.empty() ? "" : " (" + backend.reason + ")");
 }
 
 int run_transcode(const TranscodeOptions& options, RunStats& stats) {
@@ -51,7 +55,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   });
   InputOptions input = options.input;
   input.frames_held = options.effective_queue_depth() + options.frames_in_flight + 2;
-  settle_hardware_decoding(input, device);
+  input.hardware_gate = [&device] { return hardware_decoding_refusal(device); };
   std::optional<MediaReader> opened;
   try {
     opened.emplace(input);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <variant>
 
 #include "pipeline/frame_engine.h"
@@ -81,6 +82,7 @@ class Transcoder {
   void forward(WriteItem item);
   void retire_engine();
   void connect_device_output();
+  std::thread release_device_early(const MediaReader& reader);
   void record_stage_counters();
 
   const TranscodeOptions& options_;
