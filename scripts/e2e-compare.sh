@@ -3,7 +3,9 @@
 # through ffmpeg and through stylepipe's conversion-only chain (software
 # decoding in both: the same codec work), RUNS runs each
 # (default 3) on a CLIP_SECONDS-long clip (default 20),
-# and reports medians. Usage: scripts/e2e-compare.sh OUTDIR
+# and reports medians. SP_FLAGS replaces stylepipe's codec flags (default
+# "--hwdec none --encoder software"; "" measures the defaults).
+# Usage: scripts/e2e-compare.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?}
@@ -11,6 +13,7 @@ mkdir -p "$out"
 bin=${STYLEPIPE:-build-gpu/stylepipe}
 preset=${PRESET:-ultrafast}
 seconds=${CLIP_SECONDS:-20}
+read -r -a flags <<<"${SP_FLAGS---hwdec none --encoder software}"
 clip="$out/e2e_in_${seconds}s.mp4"
 [ -e "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 \
   -f lavfi -i sine=frequency=440:sample_rate=48000 -t "$seconds" -c:v libx264 -preset veryfast -pix_fmt yuv420p \
@@ -20,11 +23,11 @@ timeit() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || echo "FAILED: $*
 ff=(); sp=()
 for i in $(seq 1 "${RUNS:-3}"); do
   ff+=("$(timeit ffmpeg -hide_banner -y -i "$clip" -c:v libx264 -preset "$preset" -crf 18 -c:a copy "$out/e2e_ffmpeg.mp4")")
-  sp+=("$(timeit "$bin" run configs/identity.yaml -i "$clip" -o "$out/e2e_stylepipe.mp4" -y --hwdec none --encoder software --codec libx264 \
+  sp+=("$(timeit "$bin" run configs/identity.yaml -i "$clip" -o "$out/e2e_stylepipe.mp4" -y "${flags[@]}" --codec libx264 \
     --preset "$preset" --crf 18 --progress none --stats-json "$out/e2e_stats.json")")
 done
 ffm=$(printf '%s\n' "${ff[@]}" | median)
 spm=$(printf '%s\n' "${sp[@]}" | median)
 ratio=$(awk -v a="$spm" -v b="$ffm" 'BEGIN{printf "%.3f", a/b}')
-echo "e2e 1080p ${seconds} s x264 $preset: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
+echo "e2e 1080p ${seconds} s x264 $preset, stylepipe flags [${flags[*]}]: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
   | tee "$out/e2e.txt"
