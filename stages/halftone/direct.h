@@ -5,6 +5,8 @@
 // staged in shared-memory tiles; each tile's terms are summed in float and
 // the tiles in double, so the result is within float rounding of the float64
 // oracle direct_forces() (fastsum.h). Coincident pairs are skipped, as there.
+// Each thread sums the forces on two particles, so one shared-memory load
+// feeds two pairs; the reciprocal is the hardware approximation (~1 ulp).
 #include <cuda_runtime.h>
 
 #include "pipeline/scratch.h"

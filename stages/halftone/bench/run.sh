@@ -1,13 +1,39 @@
 #!/usr/bin/env bash
-# Per-iteration timings on the GPU machine (after scripts/gpu-dev.sh built stylepipe):
-# time per iteration = (frame time at 20 iterations - at 10) / 10.
+# Halftone timings on the GPU machine, after scripts/gpu-dev.sh built stylepipe.
+# Usage: stages/halftone/bench/run.sh [fastsum] [video] [direct] [cpu] [colour]   (no argument: all)
+#   fastsum: time per iteration = (frame time at 20 iterations - at 10) / 10, plus the
+#            `profile` phase split (first iteration of each frame), 30k and 1e6 dots
+#   video:   configs/bench/halftone.yaml at 1920x1080 (~250k dots, warm start)
+#   direct:  repulsion: direct (GPU O(M^2) baseline), 30k and 1e6 dots (profile: ms per iteration)
+#   cpu:     the CPU fast summation (FFTW, all threads), 30k and 1e6 dots (CPU profile on stderr)
+#   colour:  configs/bench/halftone_cmy.yaml at 1920x1080 (three dot sets)
 cd "$(dirname "$0")/../../.."
 b=build-gpu-dev/stylepipe
-run() { timeout 120 $b bench --config stages/halftone/bench/$1.yaml --size $2 --frames $3 --warmup 2 2>&1 |
+sections=${*:-fastsum video direct cpu colour}
+want() { [[ " $sections " == *" $1 "* ]]; }
+run() { timeout "${4:-120}" $b bench --config stages/halftone/bench/$1.yaml --size $2 --frames $3 --warmup ${5:-2} 2>&1 |
   grep -E "^halftone |profile|ms_|chain, device" ; }
-for c in dots30k_it10 dots30k_it20; do echo "== $c"; run $c 256x256 30; done
-for c in dots1m_it10 dots1m_it20 dots1m_fast_it10 dots1m_fast_it20; do echo "== $c"; run $c 2048x2048 6; done
-echo "== configs/bench/halftone.yaml 1920x1080"
-timeout 120 $b bench --config configs/bench/halftone.yaml --size 1920x1080 --frames 30 --warmup 5 2>&1 | grep -E "^halftone |dots|chain"
-echo "== CPU backend (FFTW, $(nproc) threads)"
-for c in dots30k_it10 dots30k_it20; do echo "== cpu $c"; timeout 60 $b bench --backend cpu --config stages/halftone/bench/$c.yaml --size 256x256 --frames 4 --warmup 1 2>&1 | grep -E "^halftone |fps|frames/s"; done
+if want fastsum; then
+  for c in dots30k_it10 dots30k_it20; do echo "== $c"; run $c 256x256 30; done
+  for c in dots1m_it10 dots1m_it20 dots1m_fast_it10 dots1m_fast_it20; do echo "== $c"; run $c 2048x2048 6; done
+fi
+if want video; then
+  echo "== configs/bench/halftone.yaml 1920x1080"
+  timeout 120 $b bench --config configs/bench/halftone.yaml --size 1920x1080 --frames 30 --warmup 5 2>&1 |
+    grep -E "^halftone |dots|chain"
+fi
+if want direct; then
+  echo "== direct30k"; run direct30k 256x256 10
+  echo "== direct1m"; run direct1m 2048x2048 2 120 1
+fi
+if want cpu; then
+  echo "== CPU backend (FFTW, $(nproc) threads)"
+  for c in dots30k_it10 dots30k_it20; do echo "== cpu $c"; timeout 60 $b bench --backend cpu --config stages/halftone/bench/$c.yaml --size 256x256 --frames 4 --warmup 1 2>&1 | grep -E "^halftone |fps|frames/s|profile"; done
+  echo "== cpu cpu1m"
+  timeout 240 $b bench --backend cpu --config stages/halftone/bench/cpu1m.yaml --size 2048x2048 --frames 1 --warmup 0 2>&1 | grep -E "^halftone |frames/s|profile"
+fi
+if want colour; then
+  echo "== configs/bench/halftone_cmy.yaml 1920x1080"
+  timeout 120 $b bench --config configs/bench/halftone_cmy.yaml --size 1920x1080 --frames 30 --warmup 5 2>&1 |
+    grep -E "^halftone |dots|chain"
+fi
