@@ -40,7 +40,9 @@ void ProgressReporter::update(int64_t frames, double media_seconds) {
 
 void ProgressReporter::finish(int64_t frames, double media_seconds) {
   if (mode_ == ProgressMode::none) return;
-  emit(frames, media_seconds, true);
+  // A run that failed before its first frame has no progress to report to a
+  // person; a machine reading NDJSON still gets its final record.
+  if (frames > 0 || mode_ == ProgressMode::json) emit(frames, media_seconds, true);
   if (mode_ == ProgressMode::tty) clear_status_line();
 }
 
