@@ -14,6 +14,7 @@
 #include "stages/lowpoly/lowpoly_delaunay.h"
 #include "stages/lowpoly/lowpoly_math.h"
 #include "stages/lowpoly/lowpoly_strips.h"
+#include "stages/lowpoly/lowpoly_voronoi.h"
 
 namespace sp::lowpoly {
 
@@ -31,6 +32,7 @@ struct LowpolySettings {
   bool temporal = false;         // keep vertices where the edge map did not change
   double temporal_threshold = 4.0;  // mean |edge change| per pixel of a tile (0..255) that re-samples it
   double color_smoothing = 0.0;  // EMA factor of the output colour over time
+  bool voronoi_check = false;    // diagnostic: also build the seed's JFA + 2x2-square triangles and compare
 };
 
 constexpr int kTile = 32;  // temporal re-sampling granularity, pixels
@@ -98,6 +100,10 @@ class LowpolyStage final : public Stage {
   const std::vector<Triangle>& mesh() const;
   // CUDA: frames whose device mesh was not certified and came from the host instead.
   int64_t mesh_fallbacks() const;
+  // voronoi_check: the last frame's JFA labels ((W+1) x (H+1) indices into the border ring +
+  // interior vertex array) and square statistics (CUDA: copied from the device, stream synchronized).
+  std::vector<int32_t> voronoi_labels() const;
+  SquareStats square_stats() const;
   // Test hook: every device mesh counts as uncertified (exercises the fallback).
   void force_mesh_fallback_for_testing(bool on) { force_fallback_ = on; }
   const FramePlan& plan() const { return plan_; }
@@ -118,6 +124,9 @@ class LowpolyStage final : public Stage {
   bool have_history_ = false;
   bool force_fallback_ = false;
   StageCounters cpu_counters_;
+  std::vector<int32_t> cpu_labels_;
+  SquareStats cpu_square_stats_;
+  void cpu_voronoi_check(const int32_t* selected, int count);
   std::unique_ptr<CpuState> cpu_;
   CudaState* cuda_ = nullptr;  // owned; defined in lowpoly_cuda.cu
 };

@@ -9,6 +9,7 @@
 #include "pipeline/errors.h"
 #include "pipeline/parallel.h"
 #include "stages/lowpoly/lowpoly.h"
+#include "stages/lowpoly/lowpoly_star_mesh.h"
 
 namespace sp::lowpoly {
 
@@ -124,6 +125,18 @@ void LowpolyStage::cpu_points(const RgbaView& in) {
   for (size_t i = 0; i < pixels; ++i)
     if (c.flags[i]) c.selected[count++] = int32_t(i);
   mesh_.build(plan_, c.selected, count);
+  if (settings_.voronoi_check) cpu_voronoi_check(c.selected, count);
+}
+
+// The seed's route, measured against the exact mesh (same vertex order as the GPU: border ring, then interior).
+void LowpolyStage::cpu_voronoi_check(const int32_t* selected, int count) {
+  std::vector<uint32_t> sites = border_ring(plan_.border, plan_.width, plan_.height);
+  for (int k = 0; k < std::min(count, plan_.capacity); ++k)
+    sites.push_back(pack_xy(selected[k] % plan_.width, selected[k] / plan_.width));
+  jfa_cpu(sites, plan_.width, plan_.height, JfaVariant::one_plus_plus_two, cpu_labels_);
+  std::vector<int32_t> tris;
+  square_triangles_cpu(cpu_labels_, plan_.width, plan_.height, tris);
+  cpu_square_stats_ = compare_with_mesh(sites, tris, mesh_.triangles());
 }
 
 void LowpolyStage::cpu_shade(const RgbaView& in, const RgbaView& out) {
@@ -189,6 +202,14 @@ void LowpolyStage::process_cpu(const RgbaView& in, const RgbaView& out, const Fr
                    {"strip_retries", double(mesh_.strip_retries())},
                    {"strip_fallback", mesh_.fell_back() ? 1.0 : 0.0},
                    {"points_dropped", double(mesh_.dropped())}};
+  if (settings_.voronoi_check) {
+    const SquareStats& q = cpu_square_stats_;
+    cpu_counters_["square_triangles"] = q.triangles;
+    cpu_counters_["square_not_ccw"] = q.not_ccw;
+    cpu_counters_["square_delaunay"] = q.delaunay;
+    cpu_counters_["square_distinct_delaunay"] = q.distinct_delaunay;
+    cpu_counters_["square_missing"] = q.missing;
+  }
 }
 
 double LowpolyStage::floor_bytes(Size in, Size) const {

@@ -19,6 +19,7 @@
 #include "pipeline/errors.h"
 #include "stages/lowpoly/lowpoly.h"
 #include "stages/lowpoly/lowpoly_gpu_mesh.h"
+#include "stages/lowpoly/lowpoly_gpu_voronoi.h"
 
 namespace sp::lowpoly {
 
@@ -163,6 +164,11 @@ struct LowpolyStage::CudaState {
   uint32_t* colors = nullptr;
   uint16_t* smooth = nullptr;
   GpuMesh gpu_mesh;
+  // voronoi_check only.
+  GpuVoronoi voronoi;
+  SquareStats* square_stats = nullptr;
+  SquareStats* h_square_stats = nullptr;
+  cudaEvent_t voronoi_marks[5] = {};  // start, after JFA, squares, comparison, statistics copied
   GpuMeshStatus* status = nullptr;
   // Pinned host side of the fallback (h_tri_count and h_tris mapped for the adopt kernel).
   int* h_count = nullptr;
@@ -220,6 +226,9 @@ void LowpolyStage::release_cuda() {
   cudaFreeHost(cuda_->h_count);
   cudaFreeHost(cuda_->h_selected);
   cudaFreeHost(cuda_->h_status);
+  cudaFreeHost(cuda_->h_square_stats);
+  for (cudaEvent_t e : cuda_->voronoi_marks)
+    if (e) cudaEventDestroy(e);
   cudaFreeHost(cuda_->h_tri_count);
   cudaFreeHost(cuda_->h_tris);
   for (cudaEvent_t e : cuda_->marks)
@@ -258,6 +267,14 @@ void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
   SP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.d_host_tris), c.h_tris, 0));
   c.status = scratch.allocate_array<GpuMeshStatus>(1);
   c.gpu_mesh.configure(plan_, scratch);
+  if (settings_.voronoi_check) {
+    const int max_vertices = int(plan_.border.size()) + plan_.capacity;
+    c.voronoi.configure(plan_.width, plan_.height, max_vertices, scratch);
+    c.square_stats = scratch.allocate_array<SquareStats>(1);
+    SP_CUDA_CHECK(cudaHostAlloc(&c.h_square_stats, sizeof(SquareStats), cudaHostAllocDefault));
+    *c.h_square_stats = SquareStats{};
+    for (cudaEvent_t& e : c.voronoi_marks) SP_CUDA_CHECK(cudaEventCreate(&e));
+  }
   for (cudaEvent_t& e : c.marks) SP_CUDA_CHECK(cudaEventCreate(&e));
   c.plan = &plan_;
   c.mesh = &mesh_;
@@ -293,10 +310,11 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.cub_temp, c.cub_temp_bytes, thrust::counting_iterator<int32_t>(0),
                                            c.flags, c.selected, c.num_selected, int(pixels), stream));
   SP_CUDA_CHECK(cudaEventRecord(c.marks[kPoints], stream));
+  c.gpu_mesh.build(c.selected, c.num_selected, c.tris, c.tri_count, c.status, stream, &c.marks[kGrid], force_fallback_);
+  // The vertices go down too (about 40 KB at 1080p), for the host in case it must step in.
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_count, c.num_selected, sizeof(int), cudaMemcpyDeviceToHost, stream));
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_selected, c.selected, sizeof(int32_t) * plan_.capacity, cudaMemcpyDeviceToHost,
                                 stream));
-  c.gpu_mesh.build(c.selected, c.num_selected, c.tris, c.tri_count, c.status, stream, &c.marks[kGrid], force_fallback_);
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_status, c.status, sizeof(GpuMeshStatus), cudaMemcpyDeviceToHost, stream));
   SP_CUDA_CHECK(cudaLaunchHostFunc(stream, check_on_host, &c));
   adopt_host_mesh_kernel<<<64, 256, 0, stream>>>(c.status, c.d_host_tris, c.d_host_tri_count, c.tris, c.tri_count);
@@ -314,6 +332,13 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
     SP_CUDA_CHECK_LAUNCH();
   }
   SP_CUDA_CHECK(cudaEventRecord(c.marks[kShaded], stream));
+  if (settings_.voronoi_check) {  // after the frame's own work, so the stage's phases stay comparable
+    SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[0], stream));
+    c.voronoi.run(c.gpu_mesh.rings(c.status), c.square_stats, stream, &c.voronoi_marks[1]);
+    SP_CUDA_CHECK(cudaMemcpyAsync(c.h_square_stats, c.square_stats, sizeof(SquareStats), cudaMemcpyDeviceToHost,
+                                  stream));
+    SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[4], stream));
+  }
   c.recorded = true;
   have_history_ = true;
 }
@@ -337,6 +362,20 @@ StageCounters LowpolyStage::counters() const {
     c.cached["fallback_host_ms"] = c.host_ms;
     c.cached["long_rings"] = c.long_rings;
     c.cached["in_circle_tests"] = c.tests;
+    if (settings_.voronoi_check && cudaEventQuery(c.voronoi_marks[4]) == cudaSuccess) {
+      const char* vnames[3] = {"jfa_ms", "squares_ms", "square_compare_ms"};
+      for (int i = 0; i < 3; ++i) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, c.voronoi_marks[i], c.voronoi_marks[i + 1]) == cudaSuccess) c.cached[vnames[i]] = ms;
+      }
+      const SquareStats q = *c.h_square_stats;
+      c.cached["square_triangles"] = q.triangles;
+      c.cached["square_not_ccw"] = q.not_ccw;
+      c.cached["square_delaunay"] = q.delaunay;
+      c.cached["square_distinct_delaunay"] = q.distinct_delaunay;
+      c.cached["square_missing"] = q.missing;
+      c.cached["square_overflow"] = q.overflow;
+    }
   }
   return c.cached;
 }
@@ -350,6 +389,20 @@ const std::vector<Triangle>& LowpolyStage::mesh() const {
   SP_CUDA_CHECK(cudaMemcpy(cuda_->device_mesh.data(), cuda_->tris, size_t(count) * sizeof(Triangle),
                            cudaMemcpyDeviceToHost));
   return cuda_->device_mesh;
+}
+
+std::vector<int32_t> LowpolyStage::voronoi_labels() const {
+  if (backend_ != Backend::cuda || !cuda_) return cpu_labels_;
+  std::vector<int32_t> out(cuda_->voronoi.label_count());
+  SP_CUDA_CHECK(cudaMemcpy(out.data(), cuda_->voronoi.labels(), out.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+SquareStats LowpolyStage::square_stats() const {
+  if (backend_ != Backend::cuda || !cuda_) return cpu_square_stats_;
+  SquareStats s;
+  SP_CUDA_CHECK(cudaMemcpy(&s, cuda_->square_stats, sizeof(SquareStats), cudaMemcpyDeviceToHost));
+  return s;
 }
 
 int64_t LowpolyStage::mesh_fallbacks() const { return cuda_ ? cuda_->fallbacks.load() : 0; }

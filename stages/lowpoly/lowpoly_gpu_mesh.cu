@@ -13,7 +13,7 @@ namespace sp::lowpoly {
 
 namespace {
 
-constexpr int kThreads = 128;
+constexpr int kThreads = 64;  // small blocks: ~10k vertex threads spread over all SMs
 
 struct GridShape {
   int cell, cols, width;

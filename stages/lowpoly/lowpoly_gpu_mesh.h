@@ -30,6 +30,16 @@ struct GpuMeshStatus {
 // Enum of the phase marks recorded inside build() (CUDA events, optional).
 enum class GpuMeshMark { grid, star, emit, count };
 
+// The device mesh's per-vertex rings, for the Voronoi diagnostic (lowpoly_voronoi.cu).
+struct RingView {
+  const uint32_t* points;       // vertex array (border ring, then interior)
+  const uint32_t* first;        // ring start per vertex
+  const uint32_t* ring;         // kRingSlots third vertices per vertex
+  const int32_t* ring_length;   // triangles around each vertex
+  const GpuMeshStatus* status;  // points = n, expected = 2n - 2 - h
+  int max_vertices;
+};
+
 class GpuMesh {
  public:
   // Allocates everything for the plan's frame size and uploads the border ring.
@@ -39,6 +49,10 @@ class GpuMesh {
   // after each phase.
   void build(const int32_t* selected, const int* num_selected, Triangle* tris, int* tri_count, GpuMeshStatus* status,
              cudaStream_t stream, cudaEvent_t const* marks = nullptr, bool force_fail = false);
+
+  RingView rings(const GpuMeshStatus* status) const {
+    return {points_, first_, ring_, ring_length_, status, border_ + capacity_};
+  }
 
   static constexpr int kRingSlots = 24;  // neighbours stored per vertex; longer rings are walked again
 

@@ -87,6 +87,30 @@ TEST(LowpolyCuda, UncertifiedDeviceMeshFallsBackToTheHost) {
   EXPECT_EQ(b->mesh_fallbacks(), 3);
 }
 
+// The Voronoi diagnostic: identical JFA labels and square statistics on both backends.
+TEST(LowpolyCuda, VoronoiCheckMatchesCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(fresh_seed());
+  const std::vector<HostImage> inputs = {example_photo(), test::synthetic_photo(1920, 1080, rng),
+                                         test::synthetic_photo(37, 21, rng)};
+  for (const HostImage& in : inputs) {
+    auto a = make_stage({{"voronoi_check", true}});
+    auto b = make_stage({{"voronoi_check", true}});
+    expect_same(run_clip_cpu(*a, {in}), run_clip_cuda(*b, {in}), "voronoi_check");
+    EXPECT_EQ(a->voronoi_labels(), b->voronoi_labels());
+    const SquareStats x = a->square_stats(), y = b->square_stats();
+    EXPECT_EQ(x.triangles, y.triangles);
+    EXPECT_EQ(x.not_ccw, y.not_ccw);
+    EXPECT_EQ(x.delaunay, y.delaunay);
+    EXPECT_EQ(x.distinct_delaunay, y.distinct_delaunay);
+    EXPECT_EQ(x.missing, y.missing);
+    EXPECT_EQ(y.overflow, 0);
+    std::printf("%dx%d: %d square triangles, %d not counter-clockwise, %d Delaunay (%d distinct), %d of %zu exact "
+                "triangles missing\n", in.width, in.height, y.triangles, y.not_ccw, y.delaunay, y.distinct_delaunay,
+                y.missing, a->mesh().size());
+  }
+}
+
 TEST(LowpolyCuda, MatchesCpuAt4K) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(fresh_seed());

@@ -70,6 +70,19 @@ SP_HD CellBox box_doubled(const VertexGrid& g, const CellBox& b) {
           clampi(b.y1 + dy, 0, g.rows - 1)};
 }
 
+// The box grown on every side by half its size (at least a cell), but not
+// past `limit`; always larger than `b` when `limit` reaches outside it.
+// (Jumping straight to a candidate's cells is costly: a poor first candidate
+// can have a circle spanning the frame; growing geometrically keeps the number
+// of rescans logarithmic when cells are far too small.)
+SP_HD CellBox box_grown_toward(const CellBox& b, const CellBox& limit) {
+  const int gx = (b.x1 - b.x0 + 2) / 2, gy = (b.y1 - b.y0 + 2) / 2;
+  return {b.x0 - gx > limit.x0 ? b.x0 - gx : (b.x0 < limit.x0 ? b.x0 : limit.x0),
+          b.y0 - gy > limit.y0 ? b.y0 - gy : (b.y0 < limit.y0 ? b.y0 : limit.y0),
+          b.x1 + gx < limit.x1 ? b.x1 + gx : (b.x1 > limit.x1 ? b.x1 : limit.x1),
+          b.y1 + gy < limit.y1 ? b.y1 + gy : (b.y1 > limit.y1 ? b.y1 : limit.y1)};
+}
+
 // Cells holding every lattice point of the closed disk, clipped to the frame
 // (a pixel of slack covers the rounding of the centre and radius).
 SP_HD CellBox cells_of_disk(const VertexGrid& g, double cx, double cy, double radius) {
@@ -113,7 +126,7 @@ SP_HD uint32_t nearest_vertex(const VertexGrid& g, uint32_t p, int radius) {
     }
     const CellBox need = cells_of_disk(g, unpack_x(p), unpack_y(p), sqrt(double(best_d)));
     if (box_contains(box, need)) return best;
-    box = box_union(box, need);
+    box = box_grown_toward(box, need);
   }
 }
 
@@ -148,7 +161,7 @@ SP_HD uint32_t third_vertex(const VertexGrid& g, uint32_t p, uint32_t q, int rad
     circumcircle(p, q, best, &cx, &cy, &rad);
     const CellBox need = cells_of_disk(g, cx, cy, rad);
     if (box_contains(box, need)) return best;
-    box = box_union(box, need);
+    box = box_grown_toward(box, need);
   }
 }
 

@@ -51,11 +51,12 @@ bool StarMesh::triangulate(const std::vector<uint32_t>& points, int width, int h
 
   std::vector<std::vector<Triangle>> per_point(points.size());
   std::atomic<bool> ok{true};
-  std::atomic<int64_t> tests{0};
+  std::atomic<int64_t> tests{0}, max_tests{0};
   parallel_for(int(points.size()), [&](int i0, int i1) {
     int local_tests = 0;
     for (int i = i0; i < i1; ++i) {
       const uint32_t p = points[size_t(i)];
+      const int before = local_tests;
       const auto it = ends.find(p);
       const uint32_t first = it != ends.end() ? it->second.first : nearest_vertex(g, p, kStarRadius);
       const uint32_t last = it != ends.end() ? it->second.second : kNoVertex;
@@ -64,10 +65,14 @@ bool StarMesh::triangulate(const std::vector<uint32_t>& points, int width, int h
         if (owns_triangle(p, q, r)) mine.push_back({p, q, r});
       });
       if (n < 0) ok = false;
+      int64_t seen = max_tests.load();
+      while (local_tests - before > seen && !max_tests.compare_exchange_weak(seen, local_tests - before)) {
+      }
+      if (getenv("STAR_DEBUG") && local_tests - before > 2000) fprintf(stderr, "vertex %d,%d tests %d ring %d first %d,%d\n", unpack_x(p), unpack_y(p), local_tests - before, n, unpack_x(first), unpack_y(first));
     }
     tests += local_tests;
   }, 64);
-  tests_ = tests;
+  tests_ = tests, max_tests_ = max_tests;
   if (!ok) return false;
   for (const auto& v : per_point) out.insert(out.end(), v.begin(), v.end());
   return true;

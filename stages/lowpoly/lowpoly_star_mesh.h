@@ -28,11 +28,12 @@ class StarMesh {
                    int cell = 0);
   // In-circle tests of the last call (statistics).
   int64_t tests() const { return tests_; }
+  int64_t max_vertex_tests() const { return max_tests_; }
 
  private:
   std::vector<uint32_t> sorted_;
   std::vector<int32_t> start_;
-  int64_t tests_ = 0;
+  int64_t tests_ = 0, max_tests_ = 0;
 };
 
 }  // namespace sp::lowpoly

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "stages/lowpoly/lowpoly_mesh_oracle.h"
+#include "stages/lowpoly/lowpoly_test_util.h"
 #include "stages/lowpoly/lowpoly_star_mesh.h"
 #include "tests/support/test_support.h"
 
@@ -73,7 +75,25 @@ TEST(LowpolyStar, FullHdVertexSetGivesTheIncrementalMesh) {
   std::vector<Triangle> star;
   ASSERT_TRUE(s.triangulate(pts, 1920, 1080, star));
   RecordProperty("in_circle_tests_per_vertex", std::to_string(double(s.tests()) / double(pts.size())));
-  std::printf("in-circle tests per vertex: %.1f\n", double(s.tests()) / double(pts.size()));
+  std::printf("in-circle tests per vertex: %.1f, most for one vertex: %lld\n", double(s.tests()) / double(pts.size()),
+              (long long)s.max_vertex_tests());
+}
+
+// The stage's own vertices (edge-weighted) on a photo-like frame: same mesh.
+TEST(LowpolyStar, StageVerticesGiveTheIncrementalMesh) {
+  std::mt19937_64 rng(fresh_seed());
+  const test::HostImage in = test::synthetic_photo(1920, 1080, rng);
+  auto stage = testing::make_stage();
+  const auto clip = testing::run_clip_cpu(*stage, {in});
+  std::set<uint32_t> vertex_set;
+  for (const Triangle& t : clip.meshes[0]) vertex_set.insert(t.a), vertex_set.insert(t.b), vertex_set.insert(t.c);
+  const std::vector<uint32_t> pts(vertex_set.begin(), vertex_set.end());
+  StarMesh s;
+  std::vector<Triangle> star;
+  ASSERT_TRUE(s.triangulate(pts, 1920, 1080, star));
+  EXPECT_EQ(oracle::canonical(star), oracle::canonical(clip.meshes[0]));
+  std::printf("stage vertices: %zu, in-circle tests per vertex: %.1f, most for one vertex: %lld\n", pts.size(),
+              double(s.tests()) / double(pts.size()), (long long)s.max_vertex_tests());
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ sp=${2:-build-gpu-dev}/stylepipe
 mkdir -p "$out"
 for size in 1920x1080 3840x2160; do
   "$sp" bench --config configs/bench/lowpoly.yaml --size $size --frames 200 --warmup 20 --json "$out/bench_$size.json" |
-    grep -E "^(lowpoly|chain|device)"
+    grep -E "^(lowpoly|chain|device)|^  "
 done
 "$sp" bench --config configs/bench/lowpoly.yaml --size 1920x1080 --frames 20 --warmup 3 --backend cpu \
   --json "$out/bench_cpu_1920x1080.json" | grep -E "^lowpoly"

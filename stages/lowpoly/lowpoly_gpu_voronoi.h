@@ -1,0 +1,35 @@
+#pragma once
+// The Voronoi diagnostic on the GPU (see lowpoly_voronoi.h): JFA+2 over the
+// (W+1) x (H+1) lattice seeded with the device mesh's vertices, triangles of
+// the 2x2 squares compacted by a CUB scan, and their comparison with the
+// exact mesh's rings. Same labels and counts as the CPU functions.
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "pipeline/scratch.h"
+#include "stages/lowpoly/lowpoly_gpu_mesh.h"
+#include "stages/lowpoly/lowpoly_voronoi.h"
+
+namespace sp::lowpoly {
+
+class GpuVoronoi {
+ public:
+  void configure(int width, int height, int max_vertices, ScratchAllocator& scratch);
+  // marks[0..2] (optional) are recorded after the JFA, the squares and the comparison.
+  void run(const RingView& rings, SquareStats* stats, cudaStream_t stream, cudaEvent_t const* marks = nullptr);
+  const int32_t* labels() const { return labels_; }  // after run(): (W+1) x (H+1) site indices
+  size_t label_count() const { return size_t(width_ + 1) * (height_ + 1); }
+
+ private:
+  int width_ = 0, height_ = 0, max_vertices_ = 0, capacity_ = 0;
+  std::vector<int> steps_;
+  int32_t *labels_ = nullptr, *spare_ = nullptr;  // ping-pong; labels_ holds the result
+  int32_t *square_count_ = nullptr, *square_offset_ = nullptr, *square_tris_ = nullptr;
+  int* total_ = nullptr;
+  uint32_t* found_ = nullptr;  // per (vertex, ring slot): an exact triangle a square produced
+  void* cub_temp_ = nullptr;
+  size_t cub_temp_bytes_ = 0;
+};
+
+}  // namespace sp::lowpoly
