@@ -120,7 +120,8 @@ StageDescriptor make_halftone_descriptor() {
   d.name = "halftone";
   d.summary =
       "Electrostatic halftoning / stippling (Gwosdek, Schmaltz, Weickert, Teuber 2011): dots attracted by the ink, "
-      "repelling each other, NFFT fast summation; video warm-starts from the previous frame";
+      "repelling each other, NFFT fast summation; video warm-starts from the previous frame; optional CMY/RGB "
+      "colour stippling";
   d.params = halftone_table();
   d.validate = [](const Params& p) -> std::optional<std::string> {
     for (const char* key : {"background", "dot_color"})
