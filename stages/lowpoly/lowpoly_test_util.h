@@ -3,6 +3,7 @@
 // run through one configured stage on either backend, flicker.
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -52,7 +53,9 @@ inline ClipResult run_clip_cpu(LowpolyStage& stage, const std::vector<HostImage>
   return r;
 }
 
-inline ClipResult run_clip_cuda(LowpolyStage& stage, const std::vector<HostImage>& clip) {
+// `after_frame` sees the stage after each frame, while its device buffers still exist.
+inline ClipResult run_clip_cuda(LowpolyStage& stage, const std::vector<HostImage>& clip,
+                                const std::function<void(const LowpolyStage&)>& after_frame = {}) {
   BufferPool pool;
   PooledScratch scratch(pool, MemoryKind::device);
   const Size size{clip[0].width, clip[0].height};
@@ -75,6 +78,7 @@ inline ClipResult run_clip_cuda(LowpolyStage& stage, const std::vector<HostImage
     SP_CUDA_CHECK(cudaStreamSynchronize(stream));
     r.frames.push_back(std::move(out));
     r.meshes.push_back(stage.mesh());
+    if (after_frame) after_frame(stage);
   }
   cudaFree(din);
   cudaFree(dout);
