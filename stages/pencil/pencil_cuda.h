@@ -13,18 +13,18 @@ namespace sp::pencil::gpu {
 
 // A StrokePlan on the device (see pencil_stroke_plan.h).
 struct DeviceStrokePlan {
-  const float* words = nullptr;  // 16-byte aligned
+  const uint32_t* words = nullptr;  // 16-byte aligned
   int begin[kDirections + 1] = {};
   int order[kDirections] = {};
   int row_directions = 0;
   int half_length = 0;
-  int pitch = 0;
+  int pitch = 0;  // bytes per tile row
   // Set by prepare_stroke_plan for a frame size:
   bool shared_plan = false;     // words staged in shared memory
   bool shared_classes = false;  // draw: the class tile staged in shared memory
   int shared_bytes = 0;         // dynamic shared memory per block
 };
-DeviceStrokePlan device_plan_view(const StrokePlan& plan, const float* device_words);
+DeviceStrokePlan device_plan_view(const StrokePlan& plan, const uint32_t* device_words);
 // Chooses the shared-memory layout and blocks per SM for a frame size and for
 // the classify or the draw kernel, and raises the kernels' opt-in shared
 // memory limit. Call before launching.

@@ -112,7 +112,7 @@ TEST(PencilGpu, StrokeBranchIsBitExact) {
       DeviceArray<uint16_t> dgrad(n), dcls(n);
       DeviceArray<uint32_t> dsp(n), drange(2), dcounts(256);
       const StrokePlan p1 = build_stroke_plan(k1), p2 = build_stroke_plan(k2);
-      DeviceArray<float> w1(p1.words.data(), p1.words.size()), w2(p2.words.data(), p2.words.size());
+      DeviceArray<uint32_t> w1(p1.words.data(), p1.words.size()), w2(p2.words.data(), p2.words.size());
       gpu::DeviceStrokePlan g1 = gpu::device_plan_view(p1, w1.ptr), g2 = gpu::device_plan_view(p2, w2.ptr);
       gpu::prepare_stroke_plan(g1, c.w, c.h, false);
       gpu::prepare_stroke_plan(g2, c.w, c.h, true);

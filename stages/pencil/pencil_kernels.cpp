@@ -68,8 +68,8 @@ LineKernelSet build_line_kernels(int half_length, int half_width) {
   }
   set.begin[kDirections] = int(set.runs.size());
   for (uint32_t v : union_max) set.max_union_sum += v;
-  // Stroke sums are at most 510 * max_union_sum (each source pixel adds through
-  // its own class's kernel only); 510 * 255 * 129^2 < 2^32 at the largest size.
+  // Stroke sums are at most 255 * max_union_sum (each source pixel adds through
+  // its own class's kernel only); 255 * 255 * 129^2 < 2^32 at the largest size.
   if (double(set.max_union_sum) * double(kGradientMask) >= 4294967296.0)
     throw std::invalid_argument("pencil: line kernels too large for 32-bit sums");
   return set;

@@ -13,7 +13,7 @@
 namespace sp::pencil {
 
 constexpr int kDirections = 8;
-constexpr int kGradientBits = 9;  // gradients are 0..510 in both forms
+constexpr int kGradientBits = 8;  // gradients are 0..255 in both forms: one byte per tap of the line convolutions
 constexpr uint16_t kGradientMask = (1u << kGradientBits) - 1;
 constexpr int kWeightOne = 255;   // line kernel weights are 8-bit fixed point
 constexpr int kMaxHalfLength = 64;  // keeps stroke sums inside uint32 (see pencil_kernels.cpp)
@@ -47,13 +47,15 @@ SP_HD int median9(int p0, int p1, int p2, int p3, int p4, int p5, int p6, int p7
   return p4;
 }
 
-// Forward differences as in the seed (zero past the last column/row).
-// L1: |dx| + |dy| (0..510). L2: sqrt(2 (dx^2 + dy^2)) rounded (0..510), the
-// sqrt(2) keeping both forms on the same scale. sqrtf is correctly rounded on
-// both backends, so the integer result is identical.
-SP_HD int gradient_l1(int dx, int dy) { return (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy); }
+// Forward differences as in the seed (zero past the last column/row), halved
+// to one byte (the stroke map is min-max normalized, so only the scale goes;
+// the CUDA line convolutions take 4 byte taps per dp4a).
+// L1: (|dx| + |dy|) / 2 rounded (0..255). L2: sqrt((dx^2 + dy^2) / 2) rounded
+// (0..255), the same scale. sqrtf is correctly rounded on both backends and
+// the halving is exact, so the integer result is identical.
+SP_HD int gradient_l1(int dx, int dy) { return ((dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy) + 1) >> 1; }
 SP_HD int gradient_l2(int dx, int dy) {
-  const float s = sqrtf(float(2 * (dx * dx + dy * dy)));
+  const float s = sqrtf(float(dx * dx + dy * dy) * 0.5f);
   return int(s + 0.5f);
 }
 

@@ -95,7 +95,7 @@ TEST(PencilStroke, DiscDrawsLinesTangentToTheCircle) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       const size_t i = size_t(y) * w + x;
-      if (s.gradient[i] < 80 || std::fabs(std::hypot(x + 0.5 - cx, y + 0.5 - cy) - radius) > 2) continue;
+      if (s.gradient[i] < 40 || std::fabs(std::hypot(x + 0.5 - cx, y + 0.5 - cy) - radius) > 2) continue;
       const double tangent_angle = std::atan2(x + 0.5 - cx, -(y + 0.5 - cy));  // (-dy, dx)
       const double class_angle = classified_direction(s.classified[i]) * M_PI / 8;
       double diff = std::fmod(std::fabs(tangent_angle - class_angle), M_PI);

@@ -1,10 +1,10 @@
-// The CUDA walk of the line kernels (StrokePlan), modelled on the CPU: every
-// direction's response equals the integer convolution with the kernel's own
-// taps, also at the largest values (where the float partials must be flushed).
+// The CUDA walk of the line kernels (StrokePlan), modelled on the CPU with the
+// GPU's own arithmetic: every direction's response equals the integer
+// convolution with the kernel's own taps, at every output of a tile, and every
+// record reads inside the block's shared memory.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <random>
 
 #include "stages/pencil/pencil_stroke_plan.h"
@@ -14,7 +14,7 @@ namespace sp::pencil {
 namespace {
 
 // Direct integer response of direction d at (x, y) of a value grid.
-uint64_t direct_response(const LineKernelSet& k, int d, const std::vector<float>& v, int gw, int x, int y) {
+uint64_t direct_response(const LineKernelSet& k, int d, const std::vector<int>& v, int gw, int x, int y) {
   uint64_t sum = 0;
   for (int i = k.begin[d]; i < k.begin[d + 1]; ++i) {
     const LineRun& r = k.runs[i];
@@ -24,60 +24,86 @@ uint64_t direct_response(const LineKernelSet& k, int d, const std::vector<float>
   return sum;
 }
 
-TEST(PencilPlan, ChunkedFloatResponsesEqualIntegerConvolution) {
+// The CUDA blocks' arithmetic (the plan walked by pencil_stroke_simd.h over a
+// byte tile laid out as in shared memory, pad and slack bytes random) equals
+// the integer convolution at every output of a tile, also at the largest values.
+TEST(PencilPlan, TileResponsesEqualIntegerConvolution) {
   const uint64_t seed = test::fresh_seed();
   std::mt19937_64 rng(seed);
   struct Case { int half, width; };
-  for (const Case c : {Case{1, 0}, Case{5, 1}, Case{18, 0}, Case{18, 1}, Case{32, 1}, Case{36, 3}, Case{64, 0},
-                       Case{64, 3}}) {
+  for (const Case c : {Case{1, 0}, Case{1, 2}, Case{3, 2}, Case{5, 1}, Case{18, 0}, Case{18, 1}, Case{32, 1},
+                       Case{36, 3}, Case{64, 0}, Case{64, 3}}) {
     SCOPED_TRACE(testing::Message() << "seed " << seed << " half " << c.half << " width " << c.width);
     const LineKernelSet k = build_line_kernels(c.half, c.width);
     const StrokePlan plan = build_stroke_plan(k);
-    EXPECT_EQ(plan.pitch % 2, 1);
+    EXPECT_EQ(plan.pitch % 4, 0);
+    EXPECT_EQ(plan.pitch / 4 % 2, 1);
     size_t nonzero = 0;
     for (uint8_t wgt : k.weights) nonzero += wgt != 0;
     EXPECT_EQ(plan.taps_per_output, double(nonzero));  // every tap planned once
-    // Every direction appears once in the order.
     std::vector<int> seen(kDirections, 0);
     for (int s = 0; s < kDirections; ++s) ++seen[plan.order[s]];
-    EXPECT_EQ(seen, std::vector<int>(kDirections, 1));
-    const int side = 2 * c.half + 1 + 8, gw = side;
-    for (int trial = 0; trial < 3; ++trial) {
-      // Trial 0: all 511 (the flush bound's worst case); then random gradients.
-      std::vector<float> v(size_t(side) * side);
-      std::uniform_int_distribution<int> value(0, kGradientMask);
-      for (float& f : v) f = trial == 0 ? float(kGradientMask) : float(value(rng));
-      for (int s = 0; s < kDirections; ++s)
-        for (int y = c.half; y < side - c.half; y += 3)
-          for (int x = c.half; x < side - c.half; x += 3)
-            ASSERT_EQ(uint64_t(stroke_plan_response(plan, s, v.data(), gw, x, y)),
-                      direct_response(k, plan.order[s], v, gw, x, y))
+    EXPECT_EQ(seen, std::vector<int>(kDirections, 1));  // every direction once in the order
+    const int side = stroke_tile_side(c.half), pitch = plan.pitch;
+    for (int trial = 0; trial < 2; ++trial) {
+      // Trial 0: all 255 (largest sums); then random gradients.
+      std::vector<int> v(size_t(side) * side);
+      for (int& x : v) x = trial == 0 ? int(kGradientMask) : int(rng() % (kGradientMask + 1));
+      std::vector<uint32_t> storage(stroke_tile_bytes(c.half) / 4);  // 4-byte aligned tiles
+      std::vector<uint32_t> transposed_storage(storage.size());
+      for (auto* st : {&storage, &transposed_storage})
+        for (uint32_t& word : *st) word = uint32_t(rng());  // pad and slack hold garbage
+      uint8_t* rows = reinterpret_cast<uint8_t*>(storage.data());
+      uint8_t* columns = reinterpret_cast<uint8_t*>(transposed_storage.data());
+      for (int y = 0; y < side; ++y)
+        for (int x = 0; x < side; ++x) {
+          rows[y * pitch + x] = uint8_t(v[size_t(y) * side + x]);
+          columns[x * pitch + y] = uint8_t(v[size_t(y) * side + x]);
+        }
+      std::vector<uint32_t> out(kPlanTile * kPlanTile);
+      for (int s = 0; s < kDirections; ++s) {
+        const bool by_rows = s < plan.row_directions;
+        stroke_plan_tile_model(plan, s, by_rows ? rows : columns, out.data());
+        for (int along = 0; along < kPlanTile; ++along)
+          for (int across = 0; across < kPlanTile; ++across) {
+            const int x = c.half + (by_rows ? along : across), y = c.half + (by_rows ? across : along);
+            ASSERT_EQ(uint64_t(out[along * kPlanTile + across]), direct_response(k, plan.order[s], v, side, x, y))
                 << "direction " << int(plan.order[s]) << " at " << x << "," << y;
+          }
+      }
     }
   }
 }
 
-// Every record reads tile values only inside the halo: taps [along, along + size)
-// relative to each output, along and across within [-k, k]. A chunk longer than
-// the kernel side once read one value before the halo (uninitialised shared
-// memory, times a zero weight: NaN now and then, on 3x3 and 7x7 kernels).
-TEST(PencilPlan, RecordsReadOnlyInsideTheHalo) {
+// Every record reads tile values only inside the block's allocation: taps
+// start at or after -k (a chunk that started before the halo once read memory
+// before the tile), nonzero weights lie inside [-k, k], and overhangs past +k
+// (zero weights) stay within the row pitch plus the tile's slack.
+TEST(PencilPlan, RecordsReadInsideTheTile) {
   for (int half = 1; half <= kMaxHalfLength; half += half < 12 ? 1 : 13)
     for (int width = 0; width <= kMaxHalfWidth; ++width) {
       SCOPED_TRACE(testing::Message() << "half " << half << " width " << width);
       const StrokePlan plan = build_stroke_plan(build_line_kernels(half, width));
       for (size_t i = 0; i < plan.words.size(); i += kPlanRecordWords) {
-        int offset, size;
-        std::memcpy(&offset, &plan.words[i], 4);
-        std::memcpy(&size, &plan.words[i + 1], 4);
+        const int offset = int(plan.words[i]), size = int(plan.words[i + 1]);
         const int across = int(std::floor((offset + plan.pitch / 2.0) / plan.pitch));
         const int along = offset - across * plan.pitch;
         const int taps = size < 0 ? -size : size;
         EXPECT_GE(across, -half);
         EXPECT_LE(across, half);
         EXPECT_GE(along, -half);
-        EXPECT_LE(along + taps - 1, half);
-        EXPECT_TRUE(size == 1 || size == 2 || size == 4 || size == 8 || size < 0) << size;
+        EXPECT_TRUE(size == 4 || size == 8 || size == 16 || size < 0) << size;
+        if (size < 0) {
+          EXPECT_LE(along + taps - 1, half);
+        }
+        for (int j = 0; j < taps && size > 0; ++j) {
+          if ((plan.words[i + kPlanHeaderWords + j / 4] >> (8 * (j % 4))) & 255u) {
+            EXPECT_LE(along + j, half);
+          }
+        }
+        // The last thread of a tile row reads up to 3 bytes past the window of its
+        // kPlanRun outputs (whole words): inside the row pitch, or the slack after the last row.
+        EXPECT_LE(kPlanTile + half + along + taps + 2, plan.pitch + kTileSlackBytes);
       }
     }
 }

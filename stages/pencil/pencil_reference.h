@@ -73,8 +73,8 @@ inline Stroke stroke(const std::vector<int>& y, int w, int h, GradientForm form,
       const int c = med[size_t(yy) * w + xx];
       const int dx = xx + 1 < w ? c - med[size_t(yy) * w + xx + 1] : 0;
       const int dy = yy + 1 < h ? c - med[size_t(yy + 1) * w + xx] : 0;
-      const int v = form == GradientForm::l1 ? std::abs(dx) + std::abs(dy)
-                                             : int(std::lround(std::sqrt(2.0 * (dx * dx + dy * dy))));
+      const int v = form == GradientForm::l1 ? (std::abs(dx) + std::abs(dy) + 1) / 2
+                                             : int(std::lround(std::sqrt(0.5 * (dx * dx + dy * dy))));
       s.gradient[size_t(yy) * w + xx] = v;
       g[size_t(yy) * w + xx] = v;
     }

@@ -1,7 +1,7 @@
 // Stroke branch on CUDA: 8 line responses + argmax (one kernel), drawing
 // convolution + sum + frame range (one kernel). The line convolutions follow a
-// StrokePlan (pencil_stroke_plan.h): float FMAs on integer values, exact, so
-// results equal the CPU's bit for bit.
+// StrokePlan (pencil_stroke_plan.h): byte dot products (dp4a) on byte tiles
+// in shared memory, exact, so results equal the CPU's bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -19,23 +19,23 @@ using namespace stroke;
 template <bool kShared>
 __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_kernel(const uint16_t* __restrict__ gradient, int w, int h,
                                                                   DeviceStrokePlan p, uint16_t* classified) {
-  extern __shared__ float smem[];
-  const int k = p.half_length, pitch = p.pitch, side = kTile + 2 * k;
-  float* tile = smem;
-  uint32_t* exchange = reinterpret_cast<uint32_t*>(smem + size_t(side) * pitch);
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int k = p.half_length, pitch = p.pitch;
+  uint8_t* tile = smem;
+  uint32_t* exchange = reinterpret_cast<uint32_t*>(smem + exchange_offset(k));
   const Owner o = owner();
-  const float* plan = stage_plan<kShared>(p, smem);
+  const uint32_t* plan = stage_plan<kShared>(p, smem);
   // Argmax key: total * 8 + (7 - d); the largest total wins, ties the lowest d (as on the CPU).
   uint32_t key[kRun], total[kRun];
 #pragma unroll
   for (int r = 0; r < kRun; ++r) key[r] = 0;
 
-  load_tile(gradient, w, h, k, pitch, false, tile, [](uint16_t v) { return float(v); });
+  load_byte_tile(gradient, w, h, k, pitch, false, tile);
   __syncthreads();
   {
     const int base = (o.across + k) * pitch + o.along0 + k;  // row o.across, columns o.along0..
     for (int s = 0; s < p.row_directions; ++s) {
-      direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
+      simd::direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
       const uint32_t tag = 7u - p.order[s];
 #pragma unroll
       for (int r = 0; r < kRun; ++r) key[r] = max(key[r], total[r] * 8u + tag);
@@ -44,13 +44,13 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_k
     for (int r = 0; r < kRun; ++r) exchange[o.across * kExchangePitch + o.along0 + r] = key[r];
   }
   __syncthreads();
-  load_tile(gradient, w, h, k, pitch, true, tile, [](uint16_t v) { return float(v); });
+  load_byte_tile(gradient, w, h, k, pitch, true, tile);
   __syncthreads();
   const int base = (o.across + k) * pitch + o.along0 + k;  // column o.across, rows o.along0..
 #pragma unroll
   for (int r = 0; r < kRun; ++r) key[r] = exchange[(o.along0 + r) * kExchangePitch + o.across];
   for (int s = p.row_directions; s < kDirections; ++s) {
-    direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
+    simd::direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
     const uint32_t tag = 7u - p.order[s];
 #pragma unroll
     for (int r = 0; r < kRun; ++r) key[r] = max(key[r], total[r] * 8u + tag);
@@ -59,28 +59,24 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_k
 #pragma unroll
   for (int r = 0; r < kRun; ++r) {
     const int y = blockIdx.y * kTile + o.along0 + r;
-    if (x < w && y < h)
-      classified[size_t(y) * w + x] = pack_classified(int(tile[base + r]), 7 - int(key[r] & 7u));
+    if (x < w && y < h) classified[size_t(y) * w + x] = pack_classified(tile[base + r], 7 - int(key[r] & 7u));
   }
 }
 
 template <bool kShared, bool kClasses>
 __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) draw_kernel(const uint16_t* __restrict__ classified, int w, int h,
                                                               DeviceStrokePlan p, uint32_t* sp, uint32_t* range) {
-  extern __shared__ float smem[];
-  const int k = p.half_length, pitch = p.pitch, side = kTile + 2 * k;
-  float* tile = smem;
-  uint32_t* exchange = reinterpret_cast<uint32_t*>(smem + size_t(side) * pitch);
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int k = p.half_length, pitch = p.pitch;
+  uint8_t* tile = smem;
+  uint32_t* exchange = reinterpret_cast<uint32_t*>(smem + exchange_offset(k));
   const Owner o = owner();
-  const float* plan = stage_plan<kShared>(p, smem);
+  const uint32_t* plan = stage_plan<kShared>(p, smem);
   // kClasses: the class words are loaded once and each direction's masked tile
   // is built from shared memory; else it is rebuilt from L1/L2 per direction.
-  uint16_t* words = reinterpret_cast<uint16_t*>(shared_after_exchange(p, smem) +
-                                                (kShared ? p.begin[kDirections] : 0));
-  if constexpr (kClasses) {
-    const int side = kTile + 2 * k;
-    load_tile_words(classified, w, h, k, [&](int ty, int tx, uint16_t v) { words[ty * side + tx] = v; });
-  }
+  uint16_t* words = reinterpret_cast<uint16_t*>(smem + class_offset(k, kShared ? p.begin[kDirections] : 0));
+  const int side = kTile + 2 * k;
+  if constexpr (kClasses) load_tile_words(classified, w, h, k, [&](int ty, int tx, uint16_t v) { words[ty * side + tx] = v; });
   const int base = (o.across + k) * pitch + o.along0 + k;  // same formula in both passes
   uint32_t sum[kRun], total[kRun];
 #pragma unroll
@@ -93,14 +89,19 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) draw_kerne
       for (int r = 0; r < kRun; ++r) exchange[o.across * kExchangePitch + o.along0 + r] = sum[r];
     }
     __syncthreads();
-    if constexpr (kClasses) build_masked_tile(words, k, pitch, transposed, d, tile);
-    else load_tile(classified, w, h, k, pitch, transposed, tile, [d](uint16_t v) { return float(masked_gradient(v, d)); });
+    if constexpr (kClasses) {
+      build_masked_tile(words, k, pitch, transposed, d, tile);
+    } else {
+      load_tile_words(classified, w, h, k, [&](int ty, int tx, uint16_t v) {
+        tile[transposed ? tx * pitch + ty : ty * pitch + tx] = uint8_t(masked_gradient(v, d));
+      });
+    }
     __syncthreads();
     if (s == p.row_directions) {
 #pragma unroll
       for (int r = 0; r < kRun; ++r) sum[r] = exchange[(o.along0 + r) * kExchangePitch + o.across];
     }
-    direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
+    simd::direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
 #pragma unroll
     for (int r = 0; r < kRun; ++r) sum[r] += total[r];
   }
@@ -131,11 +132,6 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) draw_kerne
   }
 }
 
-size_t stroke_shared_bytes(int half_length) {
-  return (size_t(stroke_tile_side(half_length)) * stroke_tile_pitch(half_length) + size_t(kTile) * kExchangePitch) *
-         sizeof(float);
-}
-
 dim3 stroke_grid(int w, int h) { return dim3((w + kTile - 1) / kTile, (h + kTile - 1) / kTile); }
 
 template <class Kernel>
@@ -147,7 +143,7 @@ void allow_all_shared(Kernel kernel, int bytes) {
 
 }  // namespace
 
-DeviceStrokePlan device_plan_view(const StrokePlan& plan, const float* device_words) {
+DeviceStrokePlan device_plan_view(const StrokePlan& plan, const uint32_t* device_words) {
   DeviceStrokePlan d;
   d.words = device_words;
   for (int i = 0; i <= kDirections; ++i) d.begin[i] = plan.begin[i];
@@ -165,8 +161,8 @@ void prepare_stroke_plan(DeviceStrokePlan& plan, int width, int height, bool dra
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const size_t base = stroke_shared_bytes(plan.half_length) + 4 * sizeof(float);  // + alignment slack
-  const size_t plan_bytes = size_t(plan.begin[kDirections]) * sizeof(float);
+  const size_t base = plan_offset(plan.half_length);  // byte tile + exchange
+  const size_t plan_bytes = size_t(plan.begin[kDirections]) * sizeof(uint32_t);
   const size_t class_bytes = draw ? size_t(stroke_tile_side(plan.half_length)) * stroke_tile_side(plan.half_length) * 2 : 0;
   // Layouts by preference (plan and class words staged in shared memory, or
   // read through L1/L2): the first that keeps 2 blocks per SM, else the

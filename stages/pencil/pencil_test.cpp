@@ -148,8 +148,8 @@ TEST(PencilStroke, MedianAndGradientMatchBruteForce) {
           const int c = med[size_t(y) * w + x];
           const int dx = x + 1 < w ? c - med[size_t(y) * w + x + 1] : 0;
           const int dy = y + 1 < h ? c - med[size_t(y + 1) * w + x] : 0;
-          const int expected = form == GradientForm::l1 ? std::abs(dx) + std::abs(dy)
-                                                        : int(std::lround(std::sqrt(2.0 * (dx * dx + dy * dy))));
+          const int expected = form == GradientForm::l1 ? (std::abs(dx) + std::abs(dy) + 1) / 2
+                                                        : int(std::lround(std::sqrt(0.5 * (dx * dx + dy * dy))));
           ASSERT_EQ(gradient[size_t(y) * w + x], expected) << "seed " << seed << " at " << x << "," << y;
         }
     }
