@@ -38,6 +38,7 @@ struct HalftoneSettings {
   ColourMode channels = ColourMode::mono;
   int ink_channel = -1;          // -1: ink from the luma; 0..2: from that component (colour stippling)
   bool direct = false;           // repulsion: direct O(M^2) sum instead of the fast summation (baseline)
+  bool lookup_map = false;       // CUDA near field: the seed's lookup map instead of the cell table
 };
 
 StageDescriptor make_halftone_descriptor();
@@ -78,6 +79,7 @@ class HalftoneStage final : public Stage {
   FastsumPlan plan_;
   int capacity_ = 0;
   float dot_radius_ = 0;
+  float map_slot_px_ = 1;  // lookup map: one slot per dot at full ink
   int frames_done_ = 0;  // since configure: 0 = cold start next
   std::unique_ptr<Cpu> cpu_;
   Cuda* cuda_ = nullptr;  // defined in halftone_cuda.cu

@@ -12,6 +12,7 @@
 #include "stages/halftone/fastsum_gpu.h"
 #include "stages/halftone/halftone.h"
 #include "stages/halftone/halftone_profile.h"
+#include "stages/halftone/lookup_map.h"
 
 namespace sp::halftone {
 
@@ -38,6 +39,7 @@ struct HalftoneStage::Cuda {
   Profile profile;
   FastsumGpu fastsum;  // with repulsion: direct, still the cell sort for the render
   DirectGpu direct;
+  LookupMapGpu lookup_map;
   AttractionPlan attraction_plan;
   AttractionGpu attraction;
   float* ink = nullptr;
@@ -180,6 +182,7 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
             c.points_host};
   c.fastsum.configure(plan_, capacity_, scratch);
   if (settings_.direct) c.direct.configure(capacity_, scratch);
+  if (settings_.lookup_map) c.lookup_map.configure(size_.width, size_.height, capacity_, map_slot_px_, scratch);
   c.attraction_plan = make_attraction_plan(size_.width, size_.height);
   c.attraction.configure(c.attraction_plan, scratch);
   const size_t pixels = size_t(size_.width) * size_.height;
@@ -242,7 +245,10 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
       c.fastsum.far_field(c.sorted, count, c.force, stream, timed ? pr.at(kSpread) : nullptr,
                           timed ? pr.at(kFft) : nullptr);
       if (timed) pr.record(kInterpolate, stream);
-      c.fastsum.add_near_field(c.sorted, count, c.force, stream);
+      if (settings_.lookup_map)
+        c.lookup_map.add_near_field(c.sorted, count, plan_.near, c.force, stream);
+      else
+        c.fastsum.add_near_field(c.sorted, count, c.force, stream);
     }
     if (timed) pr.record(kNear, stream);
     // shake_amplitude is linear in the spacing, which lives on the device.

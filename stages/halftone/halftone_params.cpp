@@ -65,6 +65,11 @@ std::vector<ParamSpec> halftone_table() {
                 "Repulsive forces by the NFFT fast summation (O(M log M)) or by direct O(M^2) summation (CPU: "
                 "float64; CUDA: shared-memory tiles, float terms summed in double): the baseline of the seed's "
                 "Table 1, too slow for use beyond ~10^5 dots."),
+      param_row("neighbours", T::choice, std::string("cells"), {}, {}, {"cells", "lookup_map"},
+                "CUDA near-field neighbour search: the cell table of the per-iteration sort, or the seed's lookup "
+                "map (atomicExch insertion with displacement to the right, rebuilt every iteration). Same forces up "
+                "to float summation order; the sort runs either way (the spread and the render need it). The CPU "
+                "always uses the cell table."),
       row("profile", T::boolean, false, {}, {},
           "Time the phases. CUDA: events around attraction, sort, spread, FFT, interpolate, near field (with "
           "repulsion: direct, the whole direct sum), move and render on the first iteration of every frame, no "
@@ -101,6 +106,7 @@ HalftoneSettings parse_halftone_params(const Params& p) {
   s.points_out = p.get_string("points_out");
   s.profile = p.get_bool("profile");
   s.direct = p.get_string("repulsion") == "direct";
+  s.lookup_map = p.get_string("neighbours") == "lookup_map";
   const std::string& channels = p.get_string("channels");
   s.channels = channels == "cmy" ? ColourMode::cmy : channels == "rgb" ? ColourMode::rgb : ColourMode::mono;
   return s;

@@ -61,6 +61,8 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
   FastsumSettings fs = settings_.fastsum;
   fs.near_radius_px = std::sqrt(settings_.near_neighbours / (M_PI * density));
   plan_ = make_fastsum_plan(input.width, input.height, fs);
+  // Densest expected dots (full ink): dots_per_pixel, or twice the mean for an explicit count.
+  map_slot_px_ = float(1.0 / std::sqrt(settings_.dots > 0 ? 2.0 * settings_.dots / pixels : settings_.dots_per_pixel));
   const double area = settings_.dots > 0 ? pixels / settings_.dots : 1.0 / settings_.dots_per_pixel;
   dot_radius_ = float(settings_.dot_radius > 0 ? settings_.dot_radius : std::sqrt(area / M_PI));
   if (backend == Backend::cpu) {

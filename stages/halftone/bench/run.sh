@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Halftone timings on the GPU machine, after scripts/gpu-dev.sh built stylepipe.
-# Usage: stages/halftone/bench/run.sh [fastsum] [video] [direct] [cpu] [colour]   (no argument: all)
+# Usage: stages/halftone/bench/run.sh [fastsum] [video] [direct] [cpu] [colour] [map]   (no argument: all)
 #   fastsum: time per iteration = (frame time at 20 iterations - at 10) / 10, plus the
 #            `profile` phase split (first iteration of each frame), 30k and 1e6 dots
 #   video:   configs/bench/halftone.yaml at 1920x1080 (~250k dots, warm start)
 #   direct:  repulsion: direct (GPU O(M^2) baseline), 30k and 1e6 dots (profile: ms per iteration)
 #   cpu:     the CPU fast summation (FFTW, all threads), 30k and 1e6 dots (CPU profile on stderr)
 #   colour:  configs/bench/halftone_cmy.yaml at 1920x1080 (three dot sets)
+#   map:     near field by the cell table vs the seed's lookup map (neighbours: lookup_map), 30k and 1e6 dots
 cd "$(dirname "$0")/../../.."
 b=build-gpu-dev/stylepipe
-sections=${*:-fastsum video direct cpu colour}
+sections=${*:-fastsum video direct cpu colour map}
 want() { [[ " $sections " == *" $1 "* ]]; }
 run() { timeout "${4:-120}" $b bench --config stages/halftone/bench/$1.yaml --size $2 --frames $3 --warmup ${5:-2} 2>&1 |
   grep -E "^halftone |profile|ms_|chain, device" ; }
@@ -36,4 +37,8 @@ if want colour; then
   echo "== configs/bench/halftone_cmy.yaml 1920x1080"
   timeout 120 $b bench --config configs/bench/halftone_cmy.yaml --size 1920x1080 --frames 30 --warmup 5 2>&1 |
     grep -E "^halftone |dots|chain"
+fi
+if want map; then
+  for c in dots30k_it10 dots30k_map; do echo "== $c"; run $c 256x256 30; done
+  for c in dots1m_it10 dots1m_map; do echo "== $c"; run $c 2048x2048 6; done
 fi
