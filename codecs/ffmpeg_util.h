@@ -31,6 +31,9 @@ struct AVPacketDeleter {
 struct AVCodecContextDeleter {
   void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
 };
+struct AVBufferRefDeleter {
+  void operator()(AVBufferRef* b) const { av_buffer_unref(&b); }
+};
 struct SwsContextDeleter {
   void operator()(SwsContext* c) const { sws_freeContext(c); }
 };
@@ -38,6 +41,7 @@ using FramePtr = std::unique_ptr<AVFrame, AVFrameDeleter>;
 using PacketPtr = std::unique_ptr<AVPacket, AVPacketDeleter>;
 using CodecContextPtr = std::unique_ptr<AVCodecContext, AVCodecContextDeleter>;
 using SwsPtr = std::unique_ptr<SwsContext, SwsContextDeleter>;
+using BufferRefPtr = std::unique_ptr<AVBufferRef, AVBufferRefDeleter>;
 
 FramePtr make_frame();
 PacketPtr make_packet();

@@ -219,6 +219,11 @@ void MediaReader::select_streams() {
 void MediaReader::open_decoder() {
   const AVStream* st = format_->streams[video_.stream_index];
   const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
+  BufferRefPtr nvdec_device;
+  if (const auto nvdec = choose_hardware_decoder(st->codecpar)) {
+    codec = nvdec->decoder;
+    nvdec_device.reset(nvdec->device);
+  }
   if (!codec)
     throw Error(ExitCode::unavailable,
                 name_ + ": no decoder for " + avcodec_get_name(st->codecpar->codec_id) + " in this FFmpeg build");
@@ -231,7 +236,14 @@ void MediaReader::open_decoder() {
   // Frame threads each hold a frame back; a live source wants none held.
   decoder_->thread_type = options_.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
   if (options_.low_latency) decoder_->flags |= AV_CODEC_FLAG_LOW_DELAY;
-  attach_hardware_decoder(codec);
+  if (nvdec_device) {
+    decoder_->hw_device_ctx = nvdec_device.release();
+    nvdec_attached_ = true;
+    // NVDEC has at most 32 decode surfaces, and each frame thread would hold
+    // some; the hardware does the decoding, so one thread feeds it.
+    decoder_->thread_count = 1;
+    decoder_->extra_hw_frames = options_.frames_held;
+  }
   decoder_->opaque = decoder_.get();  // lets the log watch hear the frame threads
   decode_log_->watch(decoder_.get());
   r = avcodec_open2(decoder_.get(), codec, nullptr);
@@ -239,29 +251,26 @@ void MediaReader::open_decoder() {
     throw Error(ExitCode::data_error, name_ + ": cannot open the " + codec->name + " decoder: " + av_error_text(r));
 }
 
-void MediaReader::attach_hardware_decoder(const AVCodec* codec) {
+// NVDEC's decoder and device for the stream, or nullopt (decoding in
+// software) with the reason kept for the stats and said in one line.
+std::optional<NvdecChoice> MediaReader::choose_hardware_decoder(const AVCodecParameters* stream) {
   software_reason_ = options_.software_decode_reason;
-  if (options_.hwdec == HwDecode::none) return;
-  if (options_.hardware_gate) {
-    if (const auto why = options_.hardware_gate()) {
-      if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, "--hwdec nvdec: " + *why);
-      software_reason_ = *why;
-      return;
-    }
+  if (options_.hwdec == HwDecode::none) return std::nullopt;
+  const std::optional<std::string> gate_refusal = options_.hardware_gate ? options_.hardware_gate() : std::nullopt;
+  std::string why;
+  if (gate_refusal) {
+    why = *gate_refusal;
+  } else {
+    NvdecChoice choice = choose_nvdec(stream);
+    if (choice.decoder) return choice;
+    why = choice.refusal;
   }
-  const std::optional<std::string> why_not = attach_nvdec(decoder_.get(), codec);
-  if (!why_not) {
-    nvdec_attached_ = true;
-    // NVDEC has at most 32 decode surfaces, and each frame thread would hold
-    // some; the hardware does the decoding, so one thread feeds it.
-    decoder_->thread_count = 1;
-    decoder_->extra_hw_frames = options_.frames_held;
-    return;
-  }
-  if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, name_ + ": --hwdec nvdec: " + *why_not);
-  software_reason_ = *why_not;
-  if (codec->id == AV_CODEC_ID_RAWVIDEO) return;  // nothing to decode: not worth a line (the stats keep it)
-  log_info("{}: decoding in software: {}", name_, *why_not);
+  if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, name_ + ": --hwdec nvdec: " + why);
+  software_reason_ = why;
+  // Nothing to decode in rawvideo, and the gate's reasons (the CPU backend)
+  // were said where they arose: not worth a line (the stats keep them).
+  if (stream->codec_id != AV_CODEC_ID_RAWVIDEO && !gate_refusal) log_info("{}: decoding in software: {}", name_, why);
+  return std::nullopt;
 }
 
 void MediaReader::fill_video_info() {

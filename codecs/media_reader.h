@@ -150,7 +150,7 @@ class MediaReader {
   void check_file_end();
   bool keep_packet(AVPacket* packet);
 
-  void attach_hardware_decoder(const AVCodec* codec);
+  std::optional<NvdecChoice> choose_hardware_decoder(const AVCodecParameters* stream);
   FramePtr take_device_frame(AVFrame* decoded, PixelFormat* format);
 
   InputOptions options_;

@@ -5,6 +5,7 @@ extern "C" {
 }
 
 #include "codecs/ffmpeg_util.h"
+#include "codecs/nvdec_caps.h"
 
 namespace sp {
 
@@ -33,15 +34,32 @@ static bool has_cuda_config(const AVCodec* codec) {
   }
 }
 
-std::optional<std::string> attach_nvdec(AVCodecContext* decoder, const AVCodec* codec) {
-  if (!has_cuda_config(codec)) return std::string("FFmpeg has no NVDEC path for ") + codec->name;
-  AVBufferRef* device = nullptr;
-  const int r = create_shared_cuda_device(&device);
-  if (r < 0) return "no usable CUDA device for NVDEC (" + av_error_text(r) + ")";
-  decoder->hw_device_ctx = device;  // the decoder owns the reference now
-  // FFmpeg's default get_format picks the CUDA format, and falls back to
-  // software by itself when NVDEC rejects the stream (profile, depth, size).
-  return std::nullopt;
+const AVCodec* nvdec_capable_decoder(AVCodecID id) {
+  void* it = nullptr;
+  while (const AVCodec* c = av_codec_iterate(&it))
+    if (c->id == id && av_codec_is_decoder(c) && has_cuda_config(c)) return c;
+  return nullptr;
+}
+
+NvdecChoice choose_nvdec(const AVCodecParameters* stream) {
+  NvdecChoice choice;
+  const AVCodec* decoder = nvdec_capable_decoder(stream->codec_id);
+  if (!decoder) {
+    choice.refusal = std::string("FFmpeg has no NVDEC path for ") + avcodec_get_name(stream->codec_id);
+    return choice;
+  }
+  const int r = create_shared_cuda_device(&choice.device);
+  if (r < 0) {
+    choice.refusal = "no usable CUDA device for NVDEC (" + av_error_text(r) + ")";
+    return choice;
+  }
+  if (auto why = nvdec_capability_refusal(stream, choice.device)) {
+    av_buffer_unref(&choice.device);
+    choice.refusal = *why;
+    return choice;
+  }
+  choice.decoder = decoder;
+  return choice;
 }
 
 AVPixelFormat device_frame_layout(const AVFrame* frame) {

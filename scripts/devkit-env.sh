@@ -6,7 +6,8 @@ if [ -d .devkit ]; then
   mkdir -p /tmp/kit
   for t in .devkit/*.tar.xz; do [ -d "/tmp/kit/$(basename "$t" .tar.xz)" ] || tar -C /tmp/kit -xJf "$t"; done
   . /tmp/kit/ffmpeg-kit/env.sh
-  # Its FFmpeg cannot encode HEVC: NVDEC tests read clips made elsewhere.
-  [ -d .devkit/clips ] && export SP_HEVC_CLIPS=$PWD/.devkit/clips
+  # Its FFmpeg encodes only H.264: the NVDEC tests read HEVC, VP9 and AV1 clips
+  # (and AV1 reference checksums) made elsewhere, in .devkit/clips.
+  [ -d .devkit/clips ] && export SP_CODEC_CLIPS=$PWD/.devkit/clips
   kit_cmake_args+=(-DSTYLEPIPE_HEADERS_KIT=/tmp/kit/headers-kit)
 fi

@@ -1,13 +1,14 @@
 // --hwdec: option handling everywhere; on a GPU, NVDEC-decoded runs against
-// software-decoded runs of the same clip (H.264 and HEVC decoding are exact,
-// so the outputs must be identical) and the stats' proof that no picture
-// crossed PCIe on the way in.
+// software-decoded runs of the same clip (H.264, HEVC, VP9 and AV1 decoding
+// are exact, so the outputs must be identical) and the stats' proof that no
+// picture crossed PCIe on the way in.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <vector>
 
 #include "pipeline/device.h"
@@ -104,6 +105,13 @@ TEST(HwDecodeCuda, H264MatchesSoftwareDecoding) {
   expect_nvdec_matches_software(make_clip(dir, "in.mp4", "640x360", "libx264", "yuv420p"), "h264");
 }
 
+// Clips made on a machine with the encoders (the GPU machine's FFmpeg has
+// only libx264): scripts/devkit-env.sh points SP_CODEC_CLIPS at them.
+std::string kit_clip(const std::string& name) {
+  const char* clips = std::getenv("SP_CODEC_CLIPS");
+  return clips ? std::string(clips) + "/" + name : std::string();
+}
+
 TEST(HwDecodeCuda, HevcEightAndTenBitMatchSoftwareDecoding) {
   SP_REQUIRE_CUDA();
   TempDir dir;
@@ -111,15 +119,89 @@ TEST(HwDecodeCuda, HevcEightAndTenBitMatchSoftwareDecoding) {
   if (has_encoder("libx265")) {
     h8 = make_clip(dir, "h8.mkv", "640x360", "libx265", "yuv420p");
     h10 = make_clip(dir, "h10.mkv", "640x360", "libx265", "yuv420p10le");
-  } else if (const char* clips = std::getenv("SP_HEVC_CLIPS")) {
-    // The GPU machine's FFmpeg has no HEVC encoder: clips made elsewhere (scripts/gpu-check.sh).
-    h8 = std::string(clips) + "/h8.mkv";
-    h10 = std::string(clips) + "/h10.mkv";
+  } else if (!kit_clip("").empty()) {
+    h8 = kit_clip("h8.mkv");
+    h10 = kit_clip("h10.mkv");
   } else {
-    GTEST_SKIP() << "no HEVC encoder (libx265) to make the clips, and no SP_HEVC_CLIPS folder";
+    GTEST_SKIP() << "no HEVC encoder (libx265) to make the clips, and no SP_CODEC_CLIPS folder";
   }
   expect_nvdec_matches_software(h8, "hevc");
   expect_nvdec_matches_software(h10, "hevc");
+}
+
+TEST(HwDecodeCuda, Vp9EightAndTenBitMatchSoftwareDecoding) {
+  SP_REQUIRE_CUDA();
+  TempDir dir;
+  std::string v8, v10;
+  if (has_encoder("libvpx-vp9")) {
+    v8 = make_clip(dir, "v8.webm", "640x360", "libvpx-vp9 -deadline realtime -cpu-used 8", "yuv420p");
+    v10 = make_clip(dir, "v10.webm", "640x360", "libvpx-vp9 -deadline realtime -cpu-used 8", "yuv420p10le");
+  } else if (!kit_clip("").empty()) {
+    v8 = kit_clip("vp9_8.webm");
+    v10 = kit_clip("vp9_10.webm");
+  } else {
+    GTEST_SKIP() << "no VP9 encoder (libvpx-vp9) to make the clips, and no SP_CODEC_CLIPS folder";
+  }
+  expect_nvdec_matches_software(v8, "vp9");
+  expect_nvdec_matches_software(v10, "vp9");
+}
+
+std::vector<std::string> frame_lines(const std::string& framemd5) {
+  std::vector<std::string> out;
+  std::istringstream in(framemd5);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.push_back(line);
+  return out;
+}
+
+// AV1 through NVDEC (FFmpeg's hardware-only av1 decoder where the default is
+// libdav1d) against the same clip decoded by dav1d and converted on the CPU:
+// here when this FFmpeg decodes AV1 in software, else the reference frame
+// checksums made with the clip.
+TEST(HwDecodeCuda, Av1EightAndTenBitMatchAReferenceDecoder) {
+  SP_REQUIRE_CUDA();
+  if (kit_clip("").empty()) GTEST_SKIP() << "no SP_CODEC_CLIPS folder with the AV1 clips";
+  for (const std::string name : {"av1_8", "av1_10"}) {
+    TempDir dir;
+    const std::string clip = kit_clip(name + ".mkv"), hw = dir.file("hw.mkv"), stats = dir.file("s.json");
+    const CommandResult a = stylepipe("run " + identity_config() + " -i " + clip + " -o " + hw +
+                                      " --codec ffv1 --hwdec nvdec --backend cuda --stats-json " + stats);
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    EXPECT_EQ(read_json(stats)["decoder"]["name"], "av1 (nvdec)");
+    std::string reference;
+    const std::string sw = dir.file("sw.mkv");
+    if (stylepipe("run " + identity_config() + " -i " + clip + " -o " + sw + " --codec ffv1 --hwdec none --backend cpu")
+            .exit_code == 0) {
+      reference = video_md5s(sw);
+    } else {
+      std::ifstream in(kit_clip(name + ".framemd5"));
+      reference.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const auto expected = frame_lines(reference);
+    ASSERT_EQ(expected.size(), 25u) << name;
+    EXPECT_EQ(frame_lines(video_md5s(hw)), expected) << name;
+  }
+}
+
+// --hwdec auto asks the driver first and says why it decodes in software:
+// H.264 wider than NVDEC decodes on any GPU so far (4096 or 8192 pixels).
+TEST(HwDecodeCuda, AutoSaysWhenTheSizeIsAboveTheLimitAndNvdecDemandedFails) {
+  SP_REQUIRE_CUDA();
+  TempDir dir;
+  const std::string clip = make_clip(dir, "wide.mp4", "8208x64", "libx264", "yuv420p", 0.4);
+  const std::string out = dir.file("o.mkv"), stats = dir.file("s.json");
+  const CommandResult r = stylepipe("run " + identity_config() + " -i " + clip + " -o " + out +
+                                    " --codec ffv1 --backend cuda --stats-json " + stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("decoding in software: 8208x64 is above this GPU's NVDEC limit for h264"), std::string::npos)
+      << r.output;
+  const nlohmann::json s = read_json(stats);
+  EXPECT_EQ(s["decoder"]["name"], "h264") << s["decoder"];
+  EXPECT_EQ(s["frames"]["out"], 10);
+  const CommandResult demanded = stylepipe("run " + identity_config() + " -i " + clip + " -o " + dir.file("p.mkv") +
+                                           " --codec ffv1 --hwdec nvdec");
+  EXPECT_EQ(demanded.exit_code, 69) << demanded.output;
+  EXPECT_NE(demanded.output.find("--hwdec nvdec: 8208x64 is above"), std::string::npos) << demanded.output;
 }
 
 TEST(HwDecodeCuda, ResolutionChangeKeepsGoing) {
