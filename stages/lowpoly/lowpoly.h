@@ -106,6 +106,8 @@ class LowpolyStage final : public Stage {
   SquareStats square_stats() const;
   // Test hook: every device mesh counts as uncertified (exercises the fallback).
   void force_mesh_fallback_for_testing(bool on) { force_fallback_ = on; }
+  // Test hook: build the device mesh with one thread per vertex instead of one warp (before configure()).
+  void use_thread_per_vertex_mesh_for_testing(bool on) { thread_per_vertex_ = on; }
   const FramePlan& plan() const { return plan_; }
 
   struct CpuState;
@@ -122,7 +124,7 @@ class LowpolyStage final : public Stage {
   Backend backend_ = Backend::cpu;
   MeshBuilder mesh_;
   bool have_history_ = false;
-  bool force_fallback_ = false;
+  bool force_fallback_ = false, thread_per_vertex_ = false;
   StageCounters cpu_counters_;
   std::vector<int32_t> cpu_labels_;
   SquareStats cpu_square_stats_;

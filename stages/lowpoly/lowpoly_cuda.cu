@@ -267,6 +267,7 @@ void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
   SP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.d_host_tris), c.h_tris, 0));
   c.status = scratch.allocate_array<GpuMeshStatus>(1);
   c.gpu_mesh.configure(plan_, scratch);
+  c.gpu_mesh.set_warp_per_vertex(!thread_per_vertex_);
   if (settings_.voronoi_check) {
     const int max_vertices = int(plan_.border.size()) + plan_.capacity;
     c.voronoi.configure(plan_.width, plan_.height, max_vertices, scratch);

@@ -90,6 +90,85 @@ __global__ void star_kernel(VertexGrid g, const uint32_t* points, const uint32_t
   atomicAdd(&status->in_circle_tests, (unsigned long long)tests);
 }
 
+// Warp-wide searches: the 32 lanes split the candidates of the box (cell rows
+// are contiguous), then a butterfly of shuffles leaves the minimum of a strict
+// total order in every lane, so all lanes take the same, uniform, path.
+__device__ uint32_t warp_nearest(const VertexGrid& g, uint32_t p, int radius) {
+  const int lane = threadIdx.x & 31;
+  CellBox box = box_around(g, p, radius);
+  for (;;) {
+    uint32_t best = kNoVertex;
+    for (int cy = box.y0; cy <= box.y1; ++cy) {
+      const int32_t* row = g.start + size_t(cy) * g.cols;
+      for (int i = row[box.x0] + lane; i < row[box.x1 + 1]; i += 32) {
+        const uint32_t s = g.points[i];
+        if (s != p && nearer_candidate(p, s, best)) best = s;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const uint32_t other = __shfl_xor_sync(0xFFFFFFFFu, best, o);
+      if (other != kNoVertex && nearer_candidate(p, other, best)) best = other;
+    }
+    if (nearest_settled(g, p, best, box)) return best;
+  }
+}
+
+__device__ uint32_t warp_third_vertex(const VertexGrid& g, uint32_t p, uint32_t q, int radius, int* tests) {
+  const int lane = threadIdx.x & 31;
+  CellBox box = box_around(g, p, radius);
+  for (;;) {
+    uint32_t best = kNoVertex;
+    for (int cy = box.y0; cy <= box.y1; ++cy) {
+      const int32_t* row = g.start + size_t(cy) * g.cols;
+      for (int i = row[box.x0] + lane; i < row[box.x1 + 1]; i += 32) {
+        const uint32_t s = g.points[i];
+        if (s == p || s == q || orient_packed(p, q, s) <= 0) continue;
+        ++*tests;
+        if (better_third(p, q, s, best)) best = s;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const uint32_t other = __shfl_xor_sync(0xFFFFFFFFu, best, o);
+      if (other != kNoVertex && better_third(p, q, other, best)) best = other;
+    }
+    if (third_settled(g, p, q, best, box)) return best;
+  }
+}
+
+// One warp per vertex (the default): same outputs as star_kernel.
+__global__ void star_warp_kernel(VertexGrid g, const uint32_t* points, const uint32_t* border, int border_count,
+                                 int max_vertices, GpuMeshStatus* status, uint32_t* first_out, uint32_t* ring,
+                                 int32_t* ring_length, int32_t* owned_out) {
+  const int i = int((size_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5);
+  const bool leader = (threadIdx.x & 31) == 0;
+  if (i >= max_vertices) return;  // whole warps
+  const int n = status->points;
+  if (i >= n) {
+    if (leader) owned_out[i] = 0;
+    return;
+  }
+  const uint32_t p = points[i];
+  const uint32_t first = i < border_count ? border[(i + 1) % border_count] : warp_nearest(g, p, kStarRadius);
+  const uint32_t last = i < border_count ? border[(i + border_count - 1) % border_count] : kNoVertex;
+  uint32_t* slots = ring + size_t(i) * GpuMesh::kRingSlots;
+  int length = 0, owned = 0, tests = 0;
+  const int steps = walk_ring(
+      first, last, n, [&](uint32_t q) { return warp_third_vertex(g, p, q, kStarRadius, &tests); },
+      [&](uint32_t q, uint32_t r) {
+        if (leader && length < GpuMesh::kRingSlots) slots[length] = r;
+        ++length;
+        owned += owns_triangle(p, q, r);
+      });
+  for (int o = 16; o > 0; o >>= 1) tests += __shfl_xor_sync(0xFFFFFFFFu, tests, o);
+  if (!leader) return;
+  first_out[i] = first;
+  ring_length[i] = steps;
+  owned_out[i] = steps < 0 ? 0 : owned;
+  if (steps < 0) atomicOr(&status->failed, 1);
+  if (steps > GpuMesh::kRingSlots) atomicAdd(&status->long_rings, 1);
+  atomicAdd(&status->in_circle_tests, (unsigned long long)tests);
+}
+
 __global__ void emit_kernel(VertexGrid g, const uint32_t* points, const uint32_t* border, int border_count,
                             GpuMeshStatus* status, const uint32_t* first_in, const uint32_t* ring,
                             const int32_t* ring_length, const int32_t* owned, const int32_t* offset,
@@ -182,8 +261,16 @@ void GpuMesh::build(const int32_t* selected, const int* num_selected, Triangle* 
   VertexGrid g;
   g.points = grid_points_, g.start = cell_start_, g.cols = cols_, g.rows = rows_, g.cell = cell_;
   g.width = width_, g.height = height_;
-  star_kernel<<<blocks_for(max_vertices), kThreads, 0, stream>>>(g, points_, border_ring_, border_, int(max_vertices),
-                                                                  status, first_, ring_, ring_length_, owned_);
+  if (warp_per_vertex_) {
+    constexpr int kWarpBlock = 128;  // 4 vertices per block
+    const int blocks = int((max_vertices * 32 + kWarpBlock - 1) / kWarpBlock);
+    star_warp_kernel<<<blocks, kWarpBlock, 0, stream>>>(g, points_, border_ring_, border_, int(max_vertices), status,
+                                                        first_, ring_, ring_length_, owned_);
+  } else {
+    star_kernel<<<blocks_for(max_vertices), kThreads, 0, stream>>>(g, points_, border_ring_, border_,
+                                                                    int(max_vertices), status, first_, ring_,
+                                                                    ring_length_, owned_);
+  }
   SP_CUDA_CHECK_LAUNCH();
   if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[int(GpuMeshMark::star)], stream));
   SP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_, cub_temp_bytes_, owned_, offset_, int(max_vertices), stream));

@@ -54,9 +54,13 @@ class GpuMesh {
     return {points_, first_, ring_, ring_length_, status, border_ + capacity_};
   }
 
+  // One warp per vertex (default) or one thread per vertex (the first version; kept for the tests).
+  void set_warp_per_vertex(bool on) { warp_per_vertex_ = on; }
+
   static constexpr int kRingSlots = 24;  // neighbours stored per vertex; longer rings are walked again
 
  private:
+  bool warp_per_vertex_ = true;
   int width_ = 0, height_ = 0, border_ = 0, capacity_ = 0, cell_ = 1, cols_ = 0, rows_ = 0;
   size_t max_triangles_ = 0;
   uint32_t* border_ring_ = nullptr;  // border vertices, counter-clockwise

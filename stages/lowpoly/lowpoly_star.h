@@ -108,25 +108,36 @@ SP_HD int64_t dist2(uint32_t a, uint32_t b) {
   return dx * dx + dy * dy;
 }
 
+// Whether candidate s is nearer to p than the current best (distance, then packed value).
+SP_HD bool nearer_candidate(uint32_t p, uint32_t s, uint32_t best) {
+  if (best == kNoVertex) return true;
+  const int64_t ds = dist2(p, s), db = dist2(p, best);
+  return ds < db || (ds == db && s < best);
+}
+
+// One search round of nearest_vertex is over: true when `best` (the nearest
+// in `box`) is final, else `box` is widened for another round.
+SP_HD bool nearest_settled(const VertexGrid& g, uint32_t p, uint32_t best, CellBox& box) {
+  if (best == kNoVertex) {
+    if (box_is_full(g, box)) return true;
+    box = box_doubled(g, box);
+    return false;
+  }
+  const CellBox need = cells_of_disk(g, unpack_x(p), unpack_y(p), sqrt(double(dist2(p, best))));
+  if (box_contains(box, need)) return true;
+  box = box_grown_toward(box, need);
+  return false;
+}
+
 // The nearest other vertex (the smallest packed value among equals), or kNoVertex.
 SP_HD uint32_t nearest_vertex(const VertexGrid& g, uint32_t p, int radius) {
   CellBox box = box_around(g, p, radius);
   for (;;) {
     uint32_t best = kNoVertex;
-    int64_t best_d = 0;
     for_each_in_box(g, box, [&](uint32_t s) {
-      if (s == p) return;
-      const int64_t d = dist2(p, s);
-      if (best == kNoVertex || d < best_d || (d == best_d && s < best)) best = s, best_d = d;
+      if (s != p && nearer_candidate(p, s, best)) best = s;
     });
-    if (best == kNoVertex) {
-      if (box_is_full(g, box)) return kNoVertex;
-      box = box_doubled(g, box);
-      continue;
-    }
-    const CellBox need = cells_of_disk(g, unpack_x(p), unpack_y(p), sqrt(double(best_d)));
-    if (box_contains(box, need)) return best;
-    box = box_grown_toward(box, need);
+    if (nearest_settled(g, p, best, box)) return best;
   }
 }
 
@@ -140,6 +151,28 @@ SP_HD void circumcircle(uint32_t p, uint32_t q, uint32_t r, double* cx, double* 
   *cx = unpack_x(p) + ux, *cy = unpack_y(p) + uy, *radius = sqrt(ux * ux + uy * uy);
 }
 
+// Whether candidate s beats the current best third vertex for edge p -> q:
+// s is inside the circle through p, q, best (perturbed: never a tie).
+SP_HD bool better_third(uint32_t p, uint32_t q, uint32_t s, uint32_t best) {
+  return best == kNoVertex || (s != best && in_circle_perturbed(p, q, best, s) > 0);
+}
+
+// One search round of third_vertex is over: true when `best` (the best left
+// of p -> q in `box`) is final, else `box` is widened for another round.
+SP_HD bool third_settled(const VertexGrid& g, uint32_t p, uint32_t q, uint32_t best, CellBox& box) {
+  if (best == kNoVertex) {
+    if (box_is_full(g, box)) return true;
+    box = box_doubled(g, box);
+    return false;
+  }
+  double cx, cy, rad;
+  circumcircle(p, q, best, &cx, &cy, &rad);
+  const CellBox need = cells_of_disk(g, cx, cy, rad);
+  if (box_contains(box, need)) return true;
+  box = box_grown_toward(box, need);
+  return false;
+}
+
 // The third vertex of the Delaunay triangle left of the Delaunay edge p -> q,
 // or kNoVertex when no vertex lies left of it (a hull edge). `tests` counts
 // the in-circle tests (statistics).
@@ -150,18 +183,9 @@ SP_HD uint32_t third_vertex(const VertexGrid& g, uint32_t p, uint32_t q, int rad
     for_each_in_box(g, box, [&](uint32_t s) {
       if (s == p || s == q || orient_packed(p, q, s) <= 0) return;
       ++*tests;
-      if (best == kNoVertex || in_circle_perturbed(p, q, best, s) > 0) best = s;
+      if (better_third(p, q, s, best)) best = s;
     });
-    if (best == kNoVertex) {
-      if (box_is_full(g, box)) return kNoVertex;
-      box = box_doubled(g, box);
-      continue;
-    }
-    double cx, cy, rad;
-    circumcircle(p, q, best, &cx, &cy, &rad);
-    const CellBox need = cells_of_disk(g, cx, cy, rad);
-    if (box_contains(box, need)) return best;
-    box = box_grown_toward(box, need);
+    if (third_settled(g, p, q, best, box)) return best;
   }
 }
 
@@ -170,20 +194,26 @@ SP_HD uint32_t third_vertex(const VertexGrid& g, uint32_t p, uint32_t q, int rad
 // vertex that ends an open ring (kNoVertex for interior p, whose ring closes).
 // Returns the number of triangles, or -1 when the walk did not end within
 // max_steps or found no triangle where one must be (never on valid input).
-template <class Emit>
-SP_HD int walk_star(const VertexGrid& g, uint32_t p, uint32_t first, uint32_t last, int max_steps, int radius,
-                    int* tests, Emit&& emit) {
+// walk_ring takes the step as find(q) -> r (the GPU passes a warp-wide search).
+template <class Find, class Emit>
+SP_HD int walk_ring(uint32_t first, uint32_t last, int max_steps, Find&& find, Emit&& emit) {
   if (first == kNoVertex) return -1;
   uint32_t q = first;
   for (int k = 0; k < max_steps; ++k) {
     if (q == last) return k;
-    const uint32_t r = third_vertex(g, p, q, radius, tests);
+    const uint32_t r = find(q);
     if (r == kNoVertex) return -1;
     emit(q, r);
     if (r == first) return last == kNoVertex ? k + 1 : -1;
     q = r;
   }
   return -1;
+}
+
+template <class Emit>
+SP_HD int walk_star(const VertexGrid& g, uint32_t p, uint32_t first, uint32_t last, int max_steps, int radius,
+                    int* tests, Emit&& emit) {
+  return walk_ring(first, last, max_steps, [&](uint32_t q) { return third_vertex(g, p, q, radius, tests); }, emit);
 }
 
 // Whether p emits triangle (p, q, r): it is the triangle's smallest vertex.
