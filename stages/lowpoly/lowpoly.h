@@ -106,7 +106,7 @@ class LowpolyStage final : public Stage {
   SquareStats square_stats() const;
   // Test hook: every device mesh counts as uncertified (exercises the fallback).
   void force_mesh_fallback_for_testing(bool on) { force_fallback_ = on; }
-  // Test hook: build the device mesh with one thread per vertex instead of one warp (before configure()).
+  // Test hook: build the device mesh with one thread per vertex (not the automatic choice; before configure()).
   void use_thread_per_vertex_mesh_for_testing(bool on) { thread_per_vertex_ = on; }
   const FramePlan& plan() const { return plan_; }
 

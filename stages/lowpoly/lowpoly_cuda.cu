@@ -267,7 +267,7 @@ void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
   SP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.d_host_tris), c.h_tris, 0));
   c.status = scratch.allocate_array<GpuMeshStatus>(1);
   c.gpu_mesh.configure(plan_, scratch);
-  c.gpu_mesh.set_warp_per_vertex(!thread_per_vertex_);
+  if (thread_per_vertex_) c.gpu_mesh.set_warp_per_vertex(false);
   if (settings_.voronoi_check) {
     const int max_vertices = int(plan_.border.size()) + plan_.capacity;
     c.voronoi.configure(plan_.width, plan_.height, max_vertices, scratch);
@@ -363,6 +363,7 @@ StageCounters LowpolyStage::counters() const {
     c.cached["fallback_host_ms"] = c.host_ms;
     c.cached["long_rings"] = c.long_rings;
     c.cached["in_circle_tests"] = c.tests;
+    c.cached["warp_per_vertex"] = c.gpu_mesh.warp_per_vertex() ? 1.0 : 0.0;
     if (settings_.voronoi_check && cudaEventQuery(c.voronoi_marks[4]) == cudaSuccess) {
       const char* vnames[3] = {"jfa_ms", "squares_ms", "square_compare_ms"};
       for (int i = 0; i < 3; ++i) {

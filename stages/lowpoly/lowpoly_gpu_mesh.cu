@@ -240,6 +240,10 @@ void GpuMesh::configure(const FramePlan& plan, ScratchAllocator& scratch) {
   cub_temp_bytes_ = std::max<size_t>({a, b, 1});
   cub_temp_ = scratch.allocate(cub_temp_bytes_);
   SP_CUDA_CHECK(cudaMemcpy(border_ring_, border.data(), border.size() * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  int device = 0, sms = 0;
+  SP_CUDA_CHECK(cudaGetDevice(&device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  warp_per_vertex_ = max_vertices <= size_t(sms) * 128;
 }
 
 void GpuMesh::build(const int32_t* selected, const int* num_selected, Triangle* tris, int* tri_count,
