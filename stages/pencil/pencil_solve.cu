@@ -66,6 +66,33 @@ __device__ void for_pixels(int w, int h, Fn fn) {
   }
 }
 
+// for_pixels with kBatch pixels per thread in flight: all loads of a batch
+// (`load`) are issued before any store (`update`), so a thread waits for one
+// memory latency per batch instead of one per pixel. Pixels are updated in
+// for_pixels' order, so per-thread sums add up exactly as there.
+constexpr int kBatch = 4;
+struct Update {
+  float x, p, r, q, diagonal;
+};
+template <class Load, class Store>
+__device__ void for_pixel_batches(int w, int h, Load load, Store update) {
+  const int tiles_x = (w + 31) / 32, tiles = tiles_x * ((h + 7) / 8);
+  for (int t0 = blockIdx.x; t0 < tiles; t0 += kBatch * gridDim.x) {
+    Update u[kBatch];
+    int index[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int t = t0 + j * gridDim.x;
+      const int x = (t % tiles_x) * 32 + int(threadIdx.x & 31), y = (t / tiles_x) * 8 + int(threadIdx.x >> 5);
+      index[j] = t < tiles && x < w && y < h ? y * w + x : -1;
+      if (index[j] >= 0) load(index[j], x, y, u[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j)
+      if (index[j] >= 0) update(index[j], u[j]);
+  }
+}
+
 template <class Field>
 __device__ float apply_system(const CgArgs& a, const Terms& t, int i, int x, int y, Field v) {
   const int w = a.in.width, h = a.in.height;
@@ -205,11 +232,14 @@ __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
       if (!(pq > 0)) break;  // uniform: every block holds the same totals
       const float alpha = float(rz / pq);
       sums[0] = sums[1] = 0;
-      for_pixels(w, h, [&](int i, int x, int y) {
-        a.x[i] += alpha * p_new[i];
-        const float r = a.r[i] - alpha * a.q[i];
+      for_pixel_batches(w, h, [&](int i, int x, int y, Update& u) {
+        u.x = a.x[i], u.p = p_new[i], u.r = a.r[i], u.q = a.q[i];
+        u.diagonal = pixel_terms(a, i, x, y).diagonal;
+      }, [&](int i, const Update& u) {
+        a.x[i] = u.x + alpha * u.p;
+        const float r = u.r - alpha * u.q;
         a.r[i] = r;
-        sums[0] += double(r) * r / pixel_terms(a, i, x, y).diagonal;
+        sums[0] += double(r) * r / u.diagonal;
         sums[1] += double(r) * r;
       });
       block_partials(sums, 2, partials[use]);
