@@ -47,7 +47,7 @@ std::vector<ParamSpec> lowpoly_table() {
       param_row("color_smoothing", T::number, 0.0, 0.0, 0.99, {},
           "Video: EMA factor a of the output colour, c = a c_prev + (1-a) c_frame. 0 = off."),
       param_row("voronoi_check", T::boolean, false, {}, {}, {},
-          "Diagnostic: also build the seed's mesh (digital Voronoi by JFA+2, triangles of the 2x2 squares with 3 "
+          "Diagnostic: also build the seed's mesh (digital Voronoi by 1+JFA+2, triangles of the 2x2 squares with 3 "
           "or 4 sites, compacted by a scan) and count how it differs from the exact mesh (counters square_*). "
           "Does not change the output; costs time."),
   };
