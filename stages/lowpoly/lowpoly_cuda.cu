@@ -17,9 +17,7 @@
 
 #include "pipeline/cuda_check.h"
 #include "pipeline/errors.h"
-#include "stages/lowpoly/lowpoly.h"
-#include "stages/lowpoly/lowpoly_gpu_mesh.h"
-#include "stages/lowpoly/lowpoly_gpu_voronoi.h"
+#include "stages/lowpoly/lowpoly_cuda_state.h"
 
 namespace sp::lowpoly {
 
@@ -27,7 +25,6 @@ namespace {
 
 constexpr int kBlockW = 32, kBlockH = 8;
 constexpr int kWarpsPerBlock = 8;
-enum Mark { kStart, kEdges, kPoints, kGrid, kStar, kEmit, kMesh, kShaded, kMarks };
 
 __global__ void luma_kernel(RgbaView in, uint8_t* luma) {
   const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
@@ -151,45 +148,7 @@ __global__ void smooth_kernel(RgbaView out, uint16_t* state, uint32_t alpha_q8, 
 
 }  // namespace
 
-struct LowpolyStage::CudaState {
-  uint8_t *luma = nullptr, *edge = nullptr, *flags = nullptr, *tile_changed = nullptr;
-  unsigned long long* weight_sum = nullptr;
-  uint32_t* tile_ref = nullptr;
-  int32_t* selected = nullptr;
-  int* num_selected = nullptr;
-  void* cub_temp = nullptr;
-  size_t cub_temp_bytes = 0;
-  Triangle* tris = nullptr;
-  int* tri_count = nullptr;
-  uint32_t* colors = nullptr;
-  uint16_t* smooth = nullptr;
-  GpuMesh gpu_mesh;
-  // voronoi_check only.
-  GpuVoronoi voronoi;
-  SquareStats* square_stats = nullptr;
-  SquareStats* h_square_stats = nullptr;
-  cudaEvent_t voronoi_marks[5] = {};  // start, after JFA, squares, comparison, statistics copied
-  GpuMeshStatus* status = nullptr;
-  // Pinned host side of the fallback (h_tri_count and h_tris mapped for the adopt kernel).
-  int* h_count = nullptr;
-  int32_t* h_selected = nullptr;
-  GpuMeshStatus* h_status = nullptr;
-  int* h_tri_count = nullptr;
-  Triangle* h_tris = nullptr;
-  int* d_host_tri_count = nullptr;
-  Triangle* d_host_tris = nullptr;
-  cudaEvent_t marks[kMarks] = {};
-  bool recorded = false;
-  // Written by the host function, read by counters().
-  const FramePlan* plan = nullptr;
-  MeshBuilder* mesh = nullptr;
-  std::atomic<double> host_ms{0}, points{0}, triangles{0}, dropped{0}, long_rings{0}, tests{0};
-  std::atomic<int64_t> fallbacks{0};
-  std::vector<Triangle> device_mesh;  // mesh(): a copy of the device's last mesh
-  std::mutex error_mutex;
-  std::string error;
-  mutable StageCounters cached;
-};
+// (LowpolyStage::CudaState: lowpoly_cuda_state.h)
 
 namespace {
 
@@ -343,70 +302,5 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   c.recorded = true;
   have_history_ = true;
 }
-
-StageCounters LowpolyStage::counters() const {
-  if (backend_ == Backend::cpu || !cuda_) return cpu_counters_;
-  CudaState& c = *cuda_;
-  // Phase times of the last frame whose events completed; never waits.
-  if (c.recorded && cudaEventQuery(c.marks[kShaded]) == cudaSuccess) {
-    const char* names[kMarks - 1] = {"edges_ms", "points_ms", "grid_ms", "star_ms", "emit_ms", "check_ms", "shading_ms"};
-    for (int i = 0; i + 1 < kMarks; ++i) {
-      float ms = 0;
-      if (cudaEventElapsedTime(&ms, c.marks[i], c.marks[i + 1]) == cudaSuccess) c.cached[names[i]] = ms;
-    }
-    float mesh_ms = 0;
-    if (cudaEventElapsedTime(&mesh_ms, c.marks[kPoints], c.marks[kMesh]) == cudaSuccess) c.cached["mesh_ms"] = mesh_ms;
-    c.cached["points"] = c.points;
-    c.cached["triangles"] = c.triangles;
-    c.cached["points_dropped"] = c.dropped;
-    c.cached["mesh_fallbacks"] = double(c.fallbacks.load());
-    c.cached["fallback_host_ms"] = c.host_ms;
-    c.cached["long_rings"] = c.long_rings;
-    c.cached["in_circle_tests"] = c.tests;
-    c.cached["warp_per_vertex"] = c.gpu_mesh.warp_per_vertex() ? 1.0 : 0.0;
-    if (settings_.voronoi_check && cudaEventQuery(c.voronoi_marks[4]) == cudaSuccess) {
-      const char* vnames[3] = {"jfa_ms", "squares_ms", "square_compare_ms"};
-      for (int i = 0; i < 3; ++i) {
-        float ms = 0;
-        if (cudaEventElapsedTime(&ms, c.voronoi_marks[i], c.voronoi_marks[i + 1]) == cudaSuccess) c.cached[vnames[i]] = ms;
-      }
-      const SquareStats q = *c.h_square_stats;
-      c.cached["square_triangles"] = q.triangles;
-      c.cached["square_not_ccw"] = q.not_ccw;
-      c.cached["square_delaunay"] = q.delaunay;
-      c.cached["square_distinct_delaunay"] = q.distinct_delaunay;
-      c.cached["square_missing"] = q.missing;
-      c.cached["square_overflow"] = q.overflow;
-    }
-  }
-  return c.cached;
-}
-
-const std::vector<Triangle>& LowpolyStage::mesh() const {
-  if (backend_ != Backend::cuda || !cuda_) return mesh_.triangles();
-  // Test and debugging accessor: copies the device's mesh (the caller synchronized the stream).
-  int count = 0;
-  SP_CUDA_CHECK(cudaMemcpy(&count, cuda_->tri_count, sizeof(int), cudaMemcpyDeviceToHost));
-  cuda_->device_mesh.resize(size_t(count));
-  SP_CUDA_CHECK(cudaMemcpy(cuda_->device_mesh.data(), cuda_->tris, size_t(count) * sizeof(Triangle),
-                           cudaMemcpyDeviceToHost));
-  return cuda_->device_mesh;
-}
-
-std::vector<int32_t> LowpolyStage::voronoi_labels() const {
-  if (backend_ != Backend::cuda || !cuda_) return cpu_labels_;
-  std::vector<int32_t> out(cuda_->voronoi.label_count());
-  SP_CUDA_CHECK(cudaMemcpy(out.data(), cuda_->voronoi.labels(), out.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
-  return out;
-}
-
-SquareStats LowpolyStage::square_stats() const {
-  if (backend_ != Backend::cuda || !cuda_) return cpu_square_stats_;
-  SquareStats s;
-  SP_CUDA_CHECK(cudaMemcpy(&s, cuda_->square_stats, sizeof(SquareStats), cudaMemcpyDeviceToHost));
-  return s;
-}
-
-int64_t LowpolyStage::mesh_fallbacks() const { return cuda_ ? cuda_->fallbacks.load() : 0; }
 
 }  // namespace sp::lowpoly

@@ -68,7 +68,6 @@ bool StarMesh::triangulate(const std::vector<uint32_t>& points, int width, int h
       int64_t seen = max_tests.load();
       while (local_tests - before > seen && !max_tests.compare_exchange_weak(seen, local_tests - before)) {
       }
-      if (getenv("STAR_DEBUG") && local_tests - before > 2000) fprintf(stderr, "vertex %d,%d tests %d ring %d first %d,%d\n", unpack_x(p), unpack_y(p), local_tests - before, n, unpack_x(first), unpack_y(first));
     }
     tests += local_tests;
   }, 64);

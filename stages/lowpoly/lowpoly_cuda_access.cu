@@ -1,0 +1,73 @@
+// Reading the CUDA backend back: counters (never waiting) and, for tests, the
+// last frame's mesh, Voronoi labels and square statistics.
+#include "pipeline/cuda_check.h"
+#include "stages/lowpoly/lowpoly_cuda_state.h"
+
+namespace sp::lowpoly {
+
+StageCounters LowpolyStage::counters() const {
+  if (backend_ == Backend::cpu || !cuda_) return cpu_counters_;
+  CudaState& c = *cuda_;
+  // Phase times of the last frame whose events completed; never waits.
+  if (c.recorded && cudaEventQuery(c.marks[kShaded]) == cudaSuccess) {
+    const char* names[kMarks - 1] = {"edges_ms", "points_ms", "grid_ms", "star_ms", "emit_ms", "check_ms", "shading_ms"};
+    for (int i = 0; i + 1 < kMarks; ++i) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, c.marks[i], c.marks[i + 1]) == cudaSuccess) c.cached[names[i]] = ms;
+    }
+    float mesh_ms = 0;
+    if (cudaEventElapsedTime(&mesh_ms, c.marks[kPoints], c.marks[kMesh]) == cudaSuccess) c.cached["mesh_ms"] = mesh_ms;
+    c.cached["points"] = c.points;
+    c.cached["triangles"] = c.triangles;
+    c.cached["points_dropped"] = c.dropped;
+    c.cached["mesh_fallbacks"] = double(c.fallbacks.load());
+    c.cached["fallback_host_ms"] = c.host_ms;
+    c.cached["long_rings"] = c.long_rings;
+    c.cached["in_circle_tests"] = c.tests;
+    c.cached["warp_per_vertex"] = c.gpu_mesh.warp_per_vertex() ? 1.0 : 0.0;
+    if (settings_.voronoi_check && cudaEventQuery(c.voronoi_marks[4]) == cudaSuccess) {
+      const char* vnames[3] = {"jfa_ms", "squares_ms", "square_compare_ms"};
+      for (int i = 0; i < 3; ++i) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, c.voronoi_marks[i], c.voronoi_marks[i + 1]) == cudaSuccess) c.cached[vnames[i]] = ms;
+      }
+      const SquareStats q = *c.h_square_stats;
+      c.cached["square_triangles"] = q.triangles;
+      c.cached["square_not_ccw"] = q.not_ccw;
+      c.cached["square_delaunay"] = q.delaunay;
+      c.cached["square_distinct_delaunay"] = q.distinct_delaunay;
+      c.cached["square_missing"] = q.missing;
+      c.cached["square_overflow"] = q.overflow;
+    }
+  }
+  return c.cached;
+}
+
+const std::vector<Triangle>& LowpolyStage::mesh() const {
+  if (backend_ != Backend::cuda || !cuda_) return mesh_.triangles();
+  // Test and debugging accessor: copies the device's mesh (the caller synchronized the stream).
+  int count = 0;
+  SP_CUDA_CHECK(cudaMemcpy(&count, cuda_->tri_count, sizeof(int), cudaMemcpyDeviceToHost));
+  cuda_->device_mesh.resize(size_t(count));
+  SP_CUDA_CHECK(cudaMemcpy(cuda_->device_mesh.data(), cuda_->tris, size_t(count) * sizeof(Triangle),
+                           cudaMemcpyDeviceToHost));
+  return cuda_->device_mesh;
+}
+
+std::vector<int32_t> LowpolyStage::voronoi_labels() const {
+  if (backend_ != Backend::cuda || !cuda_) return cpu_labels_;
+  std::vector<int32_t> out(cuda_->voronoi.label_count());
+  SP_CUDA_CHECK(cudaMemcpy(out.data(), cuda_->voronoi.labels(), out.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+SquareStats LowpolyStage::square_stats() const {
+  if (backend_ != Backend::cuda || !cuda_) return cpu_square_stats_;
+  SquareStats s;
+  SP_CUDA_CHECK(cudaMemcpy(&s, cuda_->square_stats, sizeof(SquareStats), cudaMemcpyDeviceToHost));
+  return s;
+}
+
+int64_t LowpolyStage::mesh_fallbacks() const { return cuda_ ? cuda_->fallbacks.load() : 0; }
+
+}  // namespace sp::lowpoly
