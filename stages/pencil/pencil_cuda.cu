@@ -86,8 +86,8 @@ void PencilStage::configure_cuda(ScratchAllocator& scratch) {
   }
   c.classify_plan = upload_plan(scratch, classify_kernels_);
   c.draw_plan = upload_plan(scratch, draw_kernels_);
-  gpu::prepare_stroke_plan(c.classify_plan, size_.width, size_.height, false);
-  gpu::prepare_stroke_plan(c.draw_plan, size_.width, size_.height, true);
+  gpu::prepare_stroke_plan(c.classify_plan, false);
+  gpu::prepare_stroke_plan(c.draw_plan, true);
   if (params_.tone_solve == ToneSolve::lu2012) {
     for (float*& v : c.cg) v = scratch.allocate_array<float>(pixels);
     c.cg_blocks = gpu::cg_grid_blocks();

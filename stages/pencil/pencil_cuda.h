@@ -19,16 +19,16 @@ struct DeviceStrokePlan {
   int row_directions = 0;
   int half_length = 0;
   int pitch = 0;  // bytes per tile row
-  // Set by prepare_stroke_plan for a frame size:
+  // Set by prepare_stroke_plan:
   bool shared_plan = false;     // words staged in shared memory
   bool shared_classes = false;  // draw: the class tile staged in shared memory
   int shared_bytes = 0;         // dynamic shared memory per block
 };
 DeviceStrokePlan device_plan_view(const StrokePlan& plan, const uint32_t* device_words);
-// Chooses the shared-memory layout and blocks per SM for a frame size and for
-// the classify or the draw kernel, and raises the kernels' opt-in shared
-// memory limit. Call before launching.
-void prepare_stroke_plan(DeviceStrokePlan& plan, int width, int height, bool draw);
+// Chooses the shared-memory layout and blocks per SM for the classify or the
+// draw kernel, and raises the kernels' opt-in shared memory limit. Call before
+// launching.
+void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw);
 
 void launch_median_gradient(const RgbaView& in, GradientForm form, uint16_t* gradient, cudaStream_t stream);
 void launch_classify(const uint16_t* gradient, int width, int height, const DeviceStrokePlan& plan,

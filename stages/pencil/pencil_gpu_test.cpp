@@ -114,8 +114,8 @@ TEST(PencilGpu, StrokeBranchIsBitExact) {
       const StrokePlan p1 = build_stroke_plan(k1), p2 = build_stroke_plan(k2);
       DeviceArray<uint32_t> w1(p1.words.data(), p1.words.size()), w2(p2.words.data(), p2.words.size());
       gpu::DeviceStrokePlan g1 = gpu::device_plan_view(p1, w1.ptr), g2 = gpu::device_plan_view(p2, w2.ptr);
-      gpu::prepare_stroke_plan(g1, c.w, c.h, false);
-      gpu::prepare_stroke_plan(g2, c.w, c.h, true);
+      gpu::prepare_stroke_plan(g1, false);
+      gpu::prepare_stroke_plan(g2, true);
       const RgbaView view{din.ptr, c.w, c.h, size_t(c.w) * 4};
       SP_CUDA_CHECK(cudaMemset(drange.ptr, 0, 8));
       SP_CUDA_CHECK(cudaMemset(dcounts.ptr, 0, 1024));

@@ -154,19 +154,21 @@ DeviceStrokePlan device_plan_view(const StrokePlan& plan, const uint32_t* device
   return d;
 }
 
-void prepare_stroke_plan(DeviceStrokePlan& plan, int width, int height, bool draw) {
-  int device = 0, per_sm = 0, per_block = 0, reserved = 0, sms = 0;
+void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw) {
+  int device = 0, per_sm = 0, per_block = 0, reserved = 0;
   SP_CUDA_CHECK(cudaGetDevice(&device));
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
-  SP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const size_t base = plan_offset(plan.half_length);  // byte tile + exchange
   const size_t plan_bytes = size_t(plan.begin[kDirections]) * sizeof(uint32_t);
   const size_t class_bytes = draw ? size_t(stroke_tile_side(plan.half_length)) * stroke_tile_side(plan.half_length) * 2 : 0;
   // Layouts by preference (plan and class words staged in shared memory, or
-  // read through L1/L2): the first that keeps 2 blocks per SM, else the
-  // smallest. Registers allow kStrokeBlocksPerSm.
+  // read through L1/L2): the first that allows kStrokeBlocksPerSm (3) blocks
+  // per SM, else the first that allows 2, else the smallest. Resident warps
+  // beat a full last wave: 3 blocks take 0.241 ms at 1080p (510 tiles, the
+  // second wave of 3 x 132 blocks 29% full) and 0.81 ms at 2560x1920, where
+  // 2 blocks per SM (1.93 and 4.55 waves) took 0.247 and 0.90 ms.
   struct Layout { bool plan, classes; size_t bytes; };
   // The plan first: read through a small L1 (most of it is shared memory) its
   // loads stall every chunk, while class-tile rebuilds are a few per block.
@@ -176,23 +178,16 @@ void prepare_stroke_plan(DeviceStrokePlan& plan, int width, int height, bool dra
     return bytes > size_t(per_block) ? 0 : std::min(kStrokeBlocksPerSm, int(per_sm / (bytes + reserved)));
   };
   Layout pick = layouts.back();
-  for (const Layout& l : layouts)
-    if (blocks(l.bytes) >= 2) { pick = l; break; }
+  for (int wanted : {kStrokeBlocksPerSm, 2}) {
+    auto it = std::find_if(layouts.begin(), layouts.end(), [&](const Layout& l) { return blocks(l.bytes) >= wanted; });
+    if (it != layouts.end()) {
+      pick = *it;
+      break;
+    }
+  }
   plan.shared_plan = pick.plan;
   plan.shared_classes = pick.classes;
-  size_t bytes = pick.bytes;
-  // The last wave of tiles may be short: where 2 blocks per SM finish the frame
-  // in fewer partial waves than 3, pad the shared memory to hold 2 (at 1080p,
-  // 510 tiles are 1.29 waves of 3 x 132 but 0.97 of 2 x 132).
-  if (blocks(bytes) == 3) {
-    const double tiles = double(stroke_grid(width, height).x) * stroke_grid(width, height).y;
-    auto efficiency = [&](int b) {
-      const double slots = double(b) * sms;
-      return tiles / (std::ceil(tiles / slots) * slots) * (b == 3 ? 1.0 : 0.85);  // 0.85: fewer warps to hide latency
-    };
-    if (efficiency(2) > efficiency(3)) bytes = std::max(bytes, size_t(per_sm / 3 - reserved + 256));
-  }
-  plan.shared_bytes = int(bytes);
+  plan.shared_bytes = int(pick.bytes);
   for (auto kernel : {classify_kernel<true>, classify_kernel<false>}) allow_all_shared(kernel, per_block);
   for (auto kernel : {draw_kernel<true, true>, draw_kernel<true, false>, draw_kernel<false, true>,
                       draw_kernel<false, false>})

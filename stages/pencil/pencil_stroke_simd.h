@@ -119,8 +119,10 @@ SP_HD void direction_total(const uint8_t* tile, int base, const uint32_t* plan, 
   const uint32_t* words = reinterpret_cast<const uint32_t*>(tile);
 SP_PENCIL_UNROLL
   for (int r = 0; r < kRun; ++r) total[r] = 0u;
+  // Records have a fixed stride: the next header is loaded while this record runs.
+  Head head = begin < end ? load_head<kShared>(plan + begin) : Head{0, 0, 0, 0};
   for (int i = begin; i < end; i += kPlanRecordWords) {
-    const Head head = load_head<kShared>(plan + i);
+    const Head next = i + kPlanRecordWords < end ? load_head<kShared>(plan + i + kPlanRecordWords) : head;
     const uint32_t* weights = plan + i + kPlanHeaderWords;
     const int at = base + head.offset;
     switch (head.code) {
@@ -134,6 +136,7 @@ SP_PENCIL_UNROLL
         break;
       }
     }
+    head = next;
   }
 }
 
