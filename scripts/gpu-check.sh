@@ -5,6 +5,8 @@
 # each stage.
 #   full:  every test (ctest), memcheck + racecheck, bench at 640x480, 1920x1080, 3840x2160
 #   quick: the GPU tests only, memcheck, bench at 1920x1080 (fits one 10-minute device call)
+# The sanitizer runs last (it is the slowest). BENCH_CONFIGS, QUICK_SIZES and SANITIZE_TESTS
+# (space-separated) narrow the bench configs, the quick sizes and the sanitized tests.
 # Usage: scripts/gpu-check.sh OUTDIR [quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,23 +42,10 @@ else
   grep -h "Skipped\|SKIPPED" "$out/ctest.log" | head -5
 fi
 
-step "compute-sanitizer on GPU tests"
-for t in build-gpu/test_*; do
-  name=$(basename "$t")
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$t" --gtest_filter="$gpu_filter" >"$out/sanitizer_$name.log" 2>&1
-  rc=$?
-  echo "$name: memcheck rc=$rc $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$out/sanitizer_$name.log" | tr '\n' ' ' | cut -c1-150)"
-  [ $rc -eq 0 ] || status=1
-  if [ "$mode" != quick ]; then
-    compute-sanitizer --tool racecheck --error-exitcode 9 "$t" --gtest_filter="$gpu_filter" >"$out/racecheck_$name.log" 2>&1
-    echo "$name: racecheck rc=$? $(grep -E 'RACECHECK SUMMARY' "$out/racecheck_$name.log" | head -1)"
-  fi
-done
-
 step "bench"
 sizes=(640x480 1920x1080 3840x2160)
-[ "$mode" = quick ] && sizes=(1920x1080)
-for config in configs/bench/*.yaml; do
+[ "$mode" = quick ] && read -r -a sizes <<<"${QUICK_SIZES:-1920x1080}"
+for config in ${BENCH_CONFIGS:-configs/bench/*.yaml}; do
   cname=$(basename "$config" .yaml)
   for size in "${sizes[@]}"; do
     build-gpu/stylepipe bench --config "$config" --size "$size" --frames 300 --warmup 30 \
@@ -87,4 +76,17 @@ print(f"{sys.argv[2]}: {s['frames']['out']} frames in {s['wall_seconds']:.2f} s 
       f"({stages}; decoder {s['decoder']['name']}, encoder {s['encoder']['name'].split(' ->')[0]})")
 PY
 done
+step "compute-sanitizer on GPU tests"
+for t in ${SANITIZE_TESTS:-build-gpu/test_*}; do
+  name=$(basename "$t")
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$t" --gtest_filter="$gpu_filter" >"$out/sanitizer_$name.log" 2>&1
+  rc=$?
+  echo "$name: memcheck rc=$rc $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$out/sanitizer_$name.log" | tr '\n' ' ' | cut -c1-150)"
+  [ $rc -eq 0 ] || status=1
+  if [ "$mode" != quick ]; then
+    compute-sanitizer --tool racecheck --error-exitcode 9 "$t" --gtest_filter="$gpu_filter" >"$out/racecheck_$name.log" 2>&1
+    echo "$name: racecheck rc=$? $(grep -E 'RACECHECK SUMMARY' "$out/racecheck_$name.log" | head -1)"
+  fi
+done
+
 exit $status
