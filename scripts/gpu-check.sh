@@ -31,6 +31,7 @@ echo "built in $(( $(date +%s) - t0 )) s"
 if [ "$mode" = quick ]; then
   step "GPU tests"
   for t in build-gpu/test_*; do
+    [[ -x $t && $t != *.cmake ]] || continue
     "$t" --gtest_filter="$gpu_filter" >"$out/gpu_tests_$(basename "$t").log" 2>&1 || status=1
     echo "$(basename "$t"): $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_tests_$(basename "$t").log" | tr '\n' ' ')"
     grep -E '^\[  FAILED  \] [A-Za-z]' "$out/gpu_tests_$(basename "$t").log" | sort -u | head -10
@@ -78,6 +79,7 @@ PY
 done
 step "compute-sanitizer on GPU tests"
 for t in ${SANITIZE_TESTS:-build-gpu/test_*}; do
+  [[ -x $t && $t != *.cmake ]] || continue
   name=$(basename "$t")
   compute-sanitizer --tool memcheck --error-exitcode 9 "$t" --gtest_filter="$gpu_filter" >"$out/sanitizer_$name.log" 2>&1
   rc=$?
