@@ -36,8 +36,11 @@ static bool has_cuda_config(const AVCodec* codec) {
 
 const AVCodec* nvdec_capable_decoder(AVCodecID id) {
   void* it = nullptr;
+  // FFmpeg's own decoders with the NVDEC hwaccel, not the *_cuvid wrappers
+  // (which bring their own parser and surface handling).
   while (const AVCodec* c = av_codec_iterate(&it))
-    if (c->id == id && av_codec_is_decoder(c) && has_cuda_config(c)) return c;
+    if (c->id == id && av_codec_is_decoder(c) && !(c->capabilities & AV_CODEC_CAP_HARDWARE) && has_cuda_config(c))
+      return c;
   return nullptr;
 }
 
