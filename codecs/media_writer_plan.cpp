@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "codecs/media_writer.h"
+#include "codecs/muxer_names.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 
@@ -25,8 +26,6 @@ std::string muxer_name(const std::string& name) {
   if (name == "raw") return "rawvideo";
   return name;
 }
-
-bool is_named(const AVOutputFormat* f, const char* name) { return f && std::strcmp(f->name, name) == 0; }
 
 bool is_image_muxer(const AVOutputFormat* f) { return is_named(f, "image2") || is_named(f, "image2pipe"); }
 
@@ -77,12 +76,6 @@ bool encoder_takes(const AVCodec* encoder, AVPixelFormat format) {
   if (!encoder->pix_fmts) return true;
   for (const AVPixelFormat* p = encoder->pix_fmts; *p != AV_PIX_FMT_NONE; ++p)
     if (*p == format) return true;
-  return false;
-}
-
-bool is_mov_family(const AVOutputFormat* f) {
-  for (const char* n : {"mp4", "mov", "ipod", "ismv", "3gp", "3g2", "psp", "f4v"})
-    if (is_named(f, n)) return true;
   return false;
 }
 
