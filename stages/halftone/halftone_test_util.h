@@ -12,6 +12,7 @@
 #include "pipeline/buffer_pool.h"
 #include "pipeline/cuda_check.h"
 #include "pipeline/stage.h"
+#include "stages/halftone/halftone.h"
 #include "tests/support/test_support.h"
 
 namespace sp::halftone {
@@ -135,5 +136,26 @@ class StageRunner {
   uint8_t* d_in_ = nullptr;
   uint8_t* d_out_ = nullptr;
 };
+
+// A few iterations of `p` on the CPU and on CUDA over one synthetic photo:
+// iterations amplify float differences slowly, so the dot sets still agree
+// to 0.01 px for all but 1 in 200 dots.
+inline void expect_cuda_dots_track_cpu(const Params& p, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const test::HostImage img = test::synthetic_photo(120, 90, rng);
+  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
+  test::run_stage_cpu(cpu, img);
+  StageRunner runner(gpu, img.width, img.height, Backend::cuda);
+  runner.process(img, 0);
+  const auto pc = cpu.particles(), pg = gpu.particles();
+  ASSERT_EQ(pc.size(), pg.size());
+  int far = 0;
+  for (const float2& a : pc) {
+    float best = 1e9f;
+    for (const float2& b : pg) best = std::min(best, (a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y));
+    far += best > 1e-4f;  // 0.01 px
+  }
+  EXPECT_LE(far, int(pc.size() / 200)) << far << " of " << pc.size();
+}
 
 }  // namespace sp::halftone

@@ -86,25 +86,11 @@ TEST(HalftoneLookupMapCuda, NearFieldMatchesCellTable) {
 
 TEST(HalftoneLookupMapCuda, StageWithLookupMapTracksCpu) {
   SP_REQUIRE_CUDA();
-  std::mt19937_64 rng(test::fresh_seed() + 1);
-  const HostImage img = test::synthetic_photo(120, 90, rng);
   Params p = halftone_default_params();
   p.set("iterations", int64_t(4));
   p.set("shake", 0.0);
   p.set("neighbours", std::string("lookup_map"));
-  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
-  test::run_stage_cpu(cpu, img);
-  StageRunner runner(gpu, img.width, img.height, Backend::cuda);
-  runner.process(img, 0);
-  const auto pc = cpu.particles(), pg = gpu.particles();
-  ASSERT_EQ(pc.size(), pg.size());
-  int far = 0;
-  for (const float2& a : pc) {
-    float best = 1e9f;
-    for (const float2& b : pg) best = std::min(best, (a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y));
-    far += best > 1e-4f;  // 0.01 px
-  }
-  EXPECT_LE(far, int(pc.size() / 200)) << far << " of " << pc.size();
+  expect_cuda_dots_track_cpu(p, test::fresh_seed() + 1);
 }
 
 }  // namespace
