@@ -113,38 +113,33 @@ std::string kit_clip(const std::string& name) {
   return clips ? std::string(clips) + "/" + name : std::string();
 }
 
+// An 8-bit and a 10-bit clip: made here with `encoder` where this FFmpeg has
+// it, else the kit's files; none when neither.
+std::vector<std::string> eight_and_ten_bit_clips(const TempDir& dir, const std::string& encoder,
+                                                 const std::string& options, const std::string& extension,
+                                                 const std::string& kit_8bit, const std::string& kit_10bit) {
+  if (has_encoder(encoder))
+    return {make_clip(dir, "c8." + extension, "640x360", encoder + options, "yuv420p"),
+            make_clip(dir, "c10." + extension, "640x360", encoder + options, "yuv420p10le")};
+  if (!kit_clip("").empty()) return {kit_clip(kit_8bit), kit_clip(kit_10bit)};
+  return {};
+}
+
 TEST(HwDecodeCuda, HevcEightAndTenBitMatchSoftwareDecoding) {
   SP_REQUIRE_CUDA();
   TempDir dir;
-  std::string h8, h10;
-  if (has_encoder("libx265")) {
-    h8 = make_clip(dir, "h8.mkv", "640x360", "libx265", "yuv420p");
-    h10 = make_clip(dir, "h10.mkv", "640x360", "libx265", "yuv420p10le");
-  } else if (!kit_clip("").empty()) {
-    h8 = kit_clip("h8.mkv");
-    h10 = kit_clip("h10.mkv");
-  } else {
-    GTEST_SKIP() << "no HEVC encoder (libx265) to make the clips, and no SP_CODEC_CLIPS folder";
-  }
-  expect_nvdec_matches_software(h8, "hevc");
-  expect_nvdec_matches_software(h10, "hevc");
+  const auto clips = eight_and_ten_bit_clips(dir, "libx265", "", "mkv", "h8.mkv", "h10.mkv");
+  if (clips.empty()) GTEST_SKIP() << "no HEVC encoder (libx265) to make the clips, and no SP_CODEC_CLIPS folder";
+  for (const std::string& clip : clips) expect_nvdec_matches_software(clip, "hevc");
 }
 
 TEST(HwDecodeCuda, Vp9EightAndTenBitMatchSoftwareDecoding) {
   SP_REQUIRE_CUDA();
   TempDir dir;
-  std::string v8, v10;
-  if (has_encoder("libvpx-vp9")) {
-    v8 = make_clip(dir, "v8.webm", "640x360", "libvpx-vp9 -deadline realtime -cpu-used 8", "yuv420p");
-    v10 = make_clip(dir, "v10.webm", "640x360", "libvpx-vp9 -deadline realtime -cpu-used 8", "yuv420p10le");
-  } else if (!kit_clip("").empty()) {
-    v8 = kit_clip("vp9_8.webm");
-    v10 = kit_clip("vp9_10.webm");
-  } else {
-    GTEST_SKIP() << "no VP9 encoder (libvpx-vp9) to make the clips, and no SP_CODEC_CLIPS folder";
-  }
-  expect_nvdec_matches_software(v8, "vp9");
-  expect_nvdec_matches_software(v10, "vp9");
+  const auto clips = eight_and_ten_bit_clips(dir, "libvpx-vp9", " -deadline realtime -cpu-used 8", "webm",
+                                             "vp9_8.webm", "vp9_10.webm");
+  if (clips.empty()) GTEST_SKIP() << "no VP9 encoder (libvpx-vp9) to make the clips, and no SP_CODEC_CLIPS folder";
+  for (const std::string& clip : clips) expect_nvdec_matches_software(clip, "vp9");
 }
 
 std::vector<std::string> frame_lines(const std::string& framemd5) {
