@@ -257,6 +257,7 @@ std::optional<NvdecChoice> MediaReader::choose_hardware_decoder(const AVCodecPar
   software_reason_ = options_.software_decode_reason;
   if (options_.hwdec == HwDecode::none) return std::nullopt;
   const std::optional<std::string> gate_refusal = options_.hardware_gate ? options_.hardware_gate() : std::nullopt;
+  options_.hardware_gate = nullptr;  // asked once: what it refers to belongs to the caller's start-up
   std::string why;
   if (gate_refusal) {
     why = *gate_refusal;
