@@ -85,12 +85,7 @@ MediaReader::MediaReader(const InputOptions& options) : options_(options) {
     fill_video_info();
     seek_to_start();
   } catch (...) {
-    av_dict_free(&metadata_);
-    for (CopyStream& c : copy_streams_) av_dict_free(&c.owned_metadata);
-    log_watch_.reset();
-    decode_log_.reset();
-    decoder_.reset();
-    avformat_close_input(&format_);
+    release();  // a constructor that throws gets no destructor
     throw;
   }
   packet_ = make_packet();
@@ -98,7 +93,9 @@ MediaReader::MediaReader(const InputOptions& options) : options_(options) {
   log_watch_->take_errors();  // probing noise; only what happens while reading counts
 }
 
-MediaReader::~MediaReader() {
+MediaReader::~MediaReader() { release(); }
+
+void MediaReader::release() {
   av_dict_free(&metadata_);
   for (CopyStream& c : copy_streams_) av_dict_free(&c.owned_metadata);
   log_watch_.reset();

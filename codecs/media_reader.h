@@ -138,6 +138,7 @@ class MediaReader {
   void open_input();
   void select_streams();
   void open_decoder();
+  void release();  // what the FFmpeg contexts hold, in the order they need
   void seek_to_start();
   void fill_video_info();
   bool receive_frame(MediaItem& item);
