@@ -33,6 +33,13 @@ struct CommandOutput {
 };
 
 // Runs a shell command; `output` has stdout and, unless stdout_only, stderr.
+// Reader options for a file with everything else left at the defaults.
+inline InputOptions input(const std::string& url) {
+  InputOptions o;
+  o.url = url;
+  return o;
+}
+
 inline CommandOutput run(const std::string& command, bool stdout_only = false) {
   CommandOutput r;
   FILE* p = popen((command + (stdout_only ? " 2>/dev/null" : " 2>&1")).c_str(), "r");

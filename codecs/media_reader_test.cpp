@@ -9,12 +9,6 @@
 namespace sp::codec_test {
 namespace {
 
-InputOptions input(const std::string& url) {
-  InputOptions o;
-  o.url = url;
-  return o;
-}
-
 // 40 ms steps, then 100 ms, then 60 ms, on a millisecond clock.
 const std::string kIrregularTimes =
     "-vf \"settb=1/1000,setpts='if(lt(N,10),N*0.04,if(lt(N,20),0.4+(N-10)*0.1,1.4+(N-20)*0.06))/TB'\" "

@@ -19,12 +19,6 @@ OutputOptions output(const std::string& url, const std::string& codec = "") {
   return o;
 }
 
-InputOptions input(const std::string& url) {
-  InputOptions o;
-  o.url = url;
-  return o;
-}
-
 ExitCode preflight_code(const OutputOptions& o) {
   try {
     MediaWriter::preflight(o);

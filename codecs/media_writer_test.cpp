@@ -10,12 +10,6 @@
 namespace sp::codec_test {
 namespace {
 
-InputOptions input(const std::string& url) {
-  InputOptions o;
-  o.url = url;
-  return o;
-}
-
 OutputOptions output(const std::string& url, const std::string& codec) {
   OutputOptions o;
   o.url = url;
