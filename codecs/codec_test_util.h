@@ -93,20 +93,12 @@ inline void ffmpeg(const std::string& args) {
   ASSERT_EQ(r.code, 0) << args << "\n" << r.output;
 }
 
-inline std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
-
 // Presentation times (s) of the decoded frames of the first video stream.
 inline std::vector<double> probe_frame_times(const std::string& file) {
   const CommandOutput r = run("ffprobe -v error -select_streams v:0 -show_entries frame=best_effort_timestamp_time -of csv=p=0 " +
                         quote(file), true);
   std::vector<double> t;
-  for (const auto& l : lines(r.output))  // "N/A": no time known to ffmpeg
+  for (const auto& l : test::nonempty_lines(r.output))  // "N/A": no time known to ffmpeg
     t.push_back(l.rfind("N/A", 0) == 0 ? std::nan("") : std::atof(l.c_str()));
   return t;
 }
@@ -116,7 +108,7 @@ inline int decoded_frames(const std::string& file) {
   const CommandOutput r = run("ffmpeg -nostdin -v error -xerror -i " + quote(file) + " -map 0:v:0 -fps_mode passthrough -f framemd5 -", true);
   if (r.code != 0) return -1;
   int n = 0;
-  for (const auto& l : lines(r.output)) n += l[0] != '#';
+  for (const auto& l : test::nonempty_lines(r.output)) n += l[0] != '#';
   return n;
 }
 
@@ -126,7 +118,7 @@ inline std::vector<std::string> frame_md5s(const std::string& file, const std::s
   const CommandOutput r = run("ffmpeg -nostdin -v error " + input_args + " -i " + quote(file) + " -map 0:v:0 -fps_mode passthrough -pix_fmt " +
                     pix_fmt + " -f framemd5 -", true);
   std::vector<std::string> out;
-  for (const auto& l : lines(r.output))
+  for (const auto& l : test::nonempty_lines(r.output))
     if (l[0] != '#') {
       std::string md5 = l.substr(l.rfind(',') + 1);
       md5.erase(0, md5.find_first_not_of(' '));

@@ -7,6 +7,8 @@
 #include <random>
 #include <sstream>
 
+#include "tests/support/test_support.h"
+
 namespace sp::test {
 
 CommandResult run_command(const std::string& command) {
@@ -50,19 +52,11 @@ std::string video_md5s(const std::string& file) {
   return run_command("ffmpeg -v error -i " + shell_quote(file) + " -map 0:v -f framemd5 -").output;
 }
 
-static std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
-
 std::vector<double> video_frame_times(const std::string& file) {
   const CommandResult r = run_command("ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 " +
                                       shell_quote(file));
   std::vector<double> times;
-  for (const auto& l : lines(r.output)) times.push_back(std::stod(l));
+  for (const auto& l : nonempty_lines(r.output)) times.push_back(std::stod(l));
   return times;
 }
 
@@ -70,7 +64,7 @@ std::vector<std::string> audio_packet_hashes(const std::string& file) {
   const CommandResult r = run_command("ffmpeg -v error -i " + shell_quote(file) +
                                       " -map 0:a -c copy -f framemd5 -");
   std::vector<std::string> hashes;
-  for (const auto& l : lines(r.output)) {
+  for (const auto& l : nonempty_lines(r.output)) {
     if (l[0] == '#') continue;
     hashes.push_back(l.substr(l.rfind(',') + 1));  // md5 of the packet data
   }

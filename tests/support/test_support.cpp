@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "pipeline/buffer_pool.h"
 #include "pipeline/cuda_check.h"
@@ -153,6 +154,14 @@ ImageDiff compare(const HostImage& a, const HostImage& b) {
   }
   d.mean_abs = a.pixels.empty() ? 0 : sum / a.pixels.size();
   return d;
+}
+
+std::vector<std::string> nonempty_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
 }
 
 }  // namespace sp::test

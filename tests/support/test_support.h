@@ -54,4 +54,7 @@ struct ImageDiff {
 };
 ImageDiff compare(const HostImage& a, const HostImage& b);
 
+// The non-empty lines of a command's output.
+std::vector<std::string> nonempty_lines(const std::string& text);
+
 }  // namespace sp::test
