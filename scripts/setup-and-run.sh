@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# README command 1: install, build, and stylize a default input.
+# README command 1: install, build, and stylize a default input (colour pencil
+# drawing of a 720p test pattern with a tone; ~20 s on 2 cores without a GPU).
 # Usage: scripts/setup-and-run.sh [input] [output] [config]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +9,7 @@ scripts/build.sh
 mkdir -p out
 input=${1:-out/demo_input.mp4}
 output=${2:-out/demo_output.mp4}
-config=${3:-configs/example.yaml}
+config=${3:-configs/pencil.yaml}
 if [ ! -e "$input" ]; then
   # Five seconds of moving test pattern with a tone: the default input.
   ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1280x720:rate=30 \
