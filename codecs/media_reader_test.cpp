@@ -317,5 +317,42 @@ TEST(MediaReader, RawVideoInputIsSplitIntoFrames) {
   EXPECT_FALSE(reader.data_error());
 }
 
+// With --hwdec, the reader asks the gate (the transcoder: "is the CUDA
+// backend up?") after probing and before choosing a decoder, once; its
+// refusal means software decoding with that reason, or exit 69 when NVDEC was
+// demanded.
+TEST(MediaReader, HardwareGateRefusalDecodesInSoftwareOrFailsWhenNvdecIsDemanded) {
+  TempDir dir;
+  const std::string clip = dir.file("gate.mkv");
+  ffmpeg(picture_source("160x120", 25, "gate") + " -t 0.4 -c:v libx264 -pix_fmt yuv420p " + clip);
+  int asked = 0;
+  InputOptions o = input(clip);
+  o.hwdec = HwDecode::automatic;
+  o.hardware_gate = [&asked]() -> std::optional<std::string> {
+    ++asked;
+    return "the CPU backend is in use";
+  };
+  MediaReader reader(o);
+  EXPECT_EQ(asked, 1);
+  EXPECT_FALSE(reader.hardware_decoder_attached());
+  EXPECT_EQ(reader.software_decode_reason(), "the CPU backend is in use");
+  EXPECT_EQ(read_all(reader).frames, 10);
+  EXPECT_EQ(asked, 1);
+
+  o.hwdec = HwDecode::nvdec;
+  try {
+    MediaReader demanded(o);
+    ADD_FAILURE() << "--hwdec nvdec opened although the gate refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::unavailable);
+    EXPECT_NE(std::string(e.what()).find("--hwdec nvdec: the CPU backend is in use"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(asked, 2);
+
+  o.hwdec = HwDecode::none;  // not asked at all
+  MediaReader software(o);
+  EXPECT_EQ(asked, 2);
+}
+
 }  // namespace
 }  // namespace sp::codec_test
