@@ -191,7 +191,8 @@ DevicePicture MediaWriter::acquire_device_picture() {
 void MediaWriter::write_video(DevicePicture picture, int64_t pts, int64_t duration) {
   std::lock_guard lock(mutex_);
   check_picture(picture.view);
-  if (!picture.frame || !picture.frame->hw_frames_ctx || picture.frame->hw_frames_ctx->data != device_frames_->data)
+  if (!device_frames_ || !picture.frame || !picture.frame->hw_frames_ctx ||
+      picture.frame->hw_frames_ctx->data != device_frames_->data)
     throw Error(ExitCode::internal, name_ + ": a device picture from another pool");
   const int64_t encoder_pts = encoder_pts_for(pts);
   const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
