@@ -114,17 +114,6 @@ Params direct_params(int iterations) {
   return p;
 }
 
-// Dots of `a` with no dot of `b` within 0.01 px.
-int unmatched(const std::vector<float2>& a, const std::vector<float2>& b) {
-  int far = 0;
-  for (const float2& p : a) {
-    float best = 1e9f;
-    for (const float2& q : b) best = std::min(best, (p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y));
-    far += best > 1e-4f;
-  }
-  return far;
-}
-
 // CPU stage: the direct sum and the fast summation move the dots alike.
 TEST(HalftoneDirect, StageDirectRepulsionTracksFastsum) {
   std::mt19937_64 rng(test::fresh_seed() + 2);
@@ -137,23 +126,16 @@ TEST(HalftoneDirect, StageDirectRepulsionTracksFastsum) {
   const auto pa = a.particles(), pb = b.particles();
   ASSERT_EQ(pa.size(), pb.size());
   ASSERT_GT(pa.size(), 500u);
-  EXPECT_LE(unmatched(pa, pb), int(pa.size() / 200)) << pa.size();
+  EXPECT_LE(unmatched_dots(pa, pb), int(pa.size() / 200)) << pa.size();
 }
 
 TEST(HalftoneDirectCuda, StageDirectRepulsionMatchesCpu) {
   SP_REQUIRE_CUDA();
-  std::mt19937_64 rng(test::fresh_seed() + 3);
-  const HostImage img = test::synthetic_photo(120, 90, rng);
   Params p = direct_params(4);
   p.set("profile", true);
-  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
-  test::run_stage_cpu(cpu, img);
-  StageRunner runner(gpu, img.width, img.height, Backend::cuda);
-  runner.process(img, 0);
-  const auto pc = cpu.particles(), pg = gpu.particles();
-  ASSERT_EQ(pc.size(), pg.size());
-  EXPECT_LE(unmatched(pc, pg), int(pc.size() / 200)) << pc.size();
-  EXPECT_GT(cpu.counters().at("ms_near_field"), 0.0);  // the CPU profile books the direct sum there
+  StageCounters cpu_counters;
+  expect_cuda_dots_track_cpu(p, test::fresh_seed() + 3, &cpu_counters);
+  EXPECT_GT(cpu_counters.at("ms_near_field"), 0.0);  // the CPU profile books the direct sum there
 }
 
 }  // namespace

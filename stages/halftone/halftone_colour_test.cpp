@@ -127,13 +127,7 @@ TEST(HalftoneColourCuda, PlacementRenderAndIterationsMatchCpu) {
       EXPECT_EQ(gpu.channel(c).numbers().count, cpu.channel(c).numbers().count) << c;
       const auto pc = cpu.channel(c).particles(), pg = gpu.channel(c).particles();
       ASSERT_EQ(pc.size(), pg.size());
-      int far = 0;
-      for (const float2& q : pc) {
-        float best = 1e9f;
-        for (const float2& r : pg) best = std::min(best, (q.x - r.x) * (q.x - r.x) + (q.y - r.y) * (q.y - r.y));
-        far += best > 1e-4f;  // 0.01 px
-      }
-      EXPECT_LE(far, int(pc.size() / 200)) << "iterations " << iterations << ", channel " << c;
+      EXPECT_LE(unmatched_dots(pc, pg), int(pc.size() / 200)) << "iterations " << iterations << ", channel " << c;
     }
     const test::ImageDiff d = test::compare(a, b);
     std::printf("colour, %d iterations: CUDA vs CPU image mean abs %.4f\n", iterations, d.mean_abs);

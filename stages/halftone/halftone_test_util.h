@@ -137,24 +137,31 @@ class StageRunner {
   uint8_t* d_out_ = nullptr;
 };
 
+// Dots of `a` with no dot of `b` within 0.01 px.
+inline int unmatched_dots(const std::vector<float2>& a, const std::vector<float2>& b) {
+  int far = 0;
+  for (const float2& p : a) {
+    float best = 1e9f;
+    for (const float2& q : b) best = std::min(best, (p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y));
+    far += best > 1e-4f;
+  }
+  return far;
+}
+
 // A few iterations of `p` on the CPU and on CUDA over one synthetic photo:
 // iterations amplify float differences slowly, so the dot sets still agree
-// to 0.01 px for all but 1 in 200 dots.
-inline void expect_cuda_dots_track_cpu(const Params& p, uint64_t seed) {
+// to 0.01 px for all but 1 in 200 dots. `cpu_counters` gets the CPU stage's.
+inline void expect_cuda_dots_track_cpu(const Params& p, uint64_t seed, StageCounters* cpu_counters = nullptr) {
   std::mt19937_64 rng(seed);
   const test::HostImage img = test::synthetic_photo(120, 90, rng);
   HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
   test::run_stage_cpu(cpu, img);
   StageRunner runner(gpu, img.width, img.height, Backend::cuda);
   runner.process(img, 0);
+  if (cpu_counters) *cpu_counters = cpu.counters();
   const auto pc = cpu.particles(), pg = gpu.particles();
   ASSERT_EQ(pc.size(), pg.size());
-  int far = 0;
-  for (const float2& a : pc) {
-    float best = 1e9f;
-    for (const float2& b : pg) best = std::min(best, (a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y));
-    far += best > 1e-4f;  // 0.01 px
-  }
+  const int far = unmatched_dots(pc, pg);
   EXPECT_LE(far, int(pc.size() / 200)) << far << " of " << pc.size();
 }
 
