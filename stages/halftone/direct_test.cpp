@@ -78,32 +78,14 @@ TEST(HalftoneDirectCuda, FastsumMatchesGpuDirect) {
   std::mt19937_64 rng(test::fresh_seed() + 1);
   const int w = 256, h = 256, count = 30000;
   auto pts = ink_points(test::synthetic_photo(w, h, rng), count, rng);
-  FastsumSettings s;  // m = p = 5, sigma = 2
-  s.near_radius_px = std::sqrt(24.0 / (M_PI * count / (w * h)));
-  const FastsumPlan plan = make_fastsum_plan(w, h, s);
-  BufferPool pool;
-  PooledScratch scratch(pool, MemoryKind::device);
-  FastsumGpu fastsum;
-  fastsum.configure(plan, count, scratch);
-  float2* d_pos = to_device(pts);
-  int* d_count = to_device(std::vector<int>{count});
-  float2 *d_sorted = nullptr, *d_force = nullptr;
-  SP_CUDA_CHECK(cudaMalloc(&d_sorted, sizeof(float2) * count));
-  SP_CUDA_CHECK(cudaMalloc(&d_force, sizeof(float2) * count));
-  fastsum.sort(d_pos, d_sorted, d_count, nullptr);
-  fastsum.forces(d_sorted, d_count, d_force, nullptr);
-  const auto sorted = to_host(d_sorted, count);
-  const auto fast = to_host(d_force, count);
-  const auto direct = gpu_direct(sorted);
+  const GpuFastsumResult gpu = gpu_fastsum(test_fastsum_plan(w, h, count), pts);
+  const auto direct = gpu_direct(gpu.sorted);
   std::vector<double> dx(count), dy(count);
   for (int i = 0; i < count; ++i) dx[i] = direct[i].x, dy[i] = direct[i].y;
-  const double err = relative_rms(fast, dx, dy);
+  const double err = relative_rms(gpu.force, dx, dy);
   std::printf("GPU fast summation vs GPU direct, %d points, m = p = 5: relative RMS %.3g\n", count, err);
   EXPECT_LT(err, 1e-3);
   EXPECT_GT(err, 1e-8);  // two different algorithms: not bit-identical by accident
-  for (void* p : {static_cast<void*>(d_pos), static_cast<void*>(d_count), static_cast<void*>(d_sorted),
-                  static_cast<void*>(d_force)})
-    SP_CUDA_CHECK(cudaFree(p));
 }
 
 Params direct_params(int iterations) {

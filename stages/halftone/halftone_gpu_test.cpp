@@ -24,23 +24,10 @@ TEST(HalftoneCuda, FastsumForcesMatchCpu) {
   std::mt19937_64 rng(test::fresh_seed());
   const int w = 220, h = 160, count = 20000;
   auto pts = ink_points(test::synthetic_photo(w, h, rng), count, rng);
-  FastsumSettings s;
-  s.near_radius_px = std::sqrt(24.0 / (M_PI * count / (w * h)));
-  const FastsumPlan plan = make_fastsum_plan(w, h, s);
-
-  BufferPool pool;
-  PooledScratch scratch(pool, MemoryKind::device);
-  FastsumGpu gpu;
-  gpu.configure(plan, count, scratch);
-  float2* d_pos = to_device(pts);
-  int* d_count = to_device(std::vector<int>{count});
-  float2 *d_sorted = nullptr, *d_force = nullptr;
-  SP_CUDA_CHECK(cudaMalloc(&d_sorted, sizeof(float2) * count));
-  SP_CUDA_CHECK(cudaMalloc(&d_force, sizeof(float2) * count));
-  gpu.sort(d_pos, d_sorted, d_count, nullptr);
-  gpu.forces(d_sorted, d_count, d_force, nullptr);
-  const auto g_sorted = to_host(d_sorted, count);
-  const auto g_force = to_host(d_force, count);
+  const FastsumPlan plan = test_fastsum_plan(w, h, count);
+  const GpuFastsumResult gpu = gpu_fastsum(plan, pts);
+  const auto& g_sorted = gpu.sorted;
+  const auto& g_force = gpu.force;
 
   FastsumCpu cpu(plan, count);
   cpu.sort(pts.data(), count);
@@ -61,9 +48,6 @@ TEST(HalftoneCuda, FastsumForcesMatchCpu) {
               std::sqrt(err / ref));
   EXPECT_LT(std::sqrt(diff / ref), 1e-5);
   EXPECT_LT(std::sqrt(err / ref), 1e-3);
-  for (void* p : {static_cast<void*>(d_pos), static_cast<void*>(d_count), static_cast<void*>(d_sorted),
-                  static_cast<void*>(d_force)})
-    SP_CUDA_CHECK(cudaFree(p));
 }
 
 TEST(HalftoneCuda, AttractionMatchesCpu) {

@@ -12,6 +12,7 @@
 #include "pipeline/buffer_pool.h"
 #include "pipeline/cuda_check.h"
 #include "pipeline/stage.h"
+#include "stages/halftone/fastsum_gpu.h"
 #include "stages/halftone/halftone.h"
 #include "tests/support/test_support.h"
 
@@ -39,6 +40,39 @@ inline std::vector<T> to_host(const T* d, size_t n) {
   std::vector<T> v(n);
   SP_CUDA_CHECK(cudaMemcpy(v.data(), d, sizeof(T) * n, cudaMemcpyDeviceToHost));
   return v;
+}
+
+// A fast-summation plan (m = p = 5) for `count` dots on a w x h frame, with
+// ~24 neighbours inside the near-field radius as the stage chooses it.
+inline FastsumPlan test_fastsum_plan(int w, int h, int count) {
+  FastsumSettings s;
+  s.near_radius_px = std::sqrt(24.0 / (M_PI * count / (w * h)));
+  return make_fastsum_plan(w, h, s);
+}
+
+// The GPU fast summation on `pts`: the dots in the order its sort leaves them
+// (stable, by cell) and the forces on them in that order.
+struct GpuFastsumResult {
+  std::vector<float2> sorted, force;
+};
+inline GpuFastsumResult gpu_fastsum(const FastsumPlan& plan, const std::vector<float2>& pts) {
+  const int count = int(pts.size());
+  BufferPool pool;
+  PooledScratch scratch(pool, MemoryKind::device);
+  FastsumGpu gpu;
+  gpu.configure(plan, count, scratch);
+  float2* d_pos = to_device(pts);
+  int* d_count = to_device(std::vector<int>{count});
+  float2 *d_sorted = nullptr, *d_force = nullptr;
+  SP_CUDA_CHECK(cudaMalloc(&d_sorted, sizeof(float2) * count));
+  SP_CUDA_CHECK(cudaMalloc(&d_force, sizeof(float2) * count));
+  gpu.sort(d_pos, d_sorted, d_count, nullptr);
+  gpu.forces(d_sorted, d_count, d_force, nullptr);
+  GpuFastsumResult r{to_host(d_sorted, count), to_host(d_force, count)};
+  for (void* p : {static_cast<void*>(d_pos), static_cast<void*>(d_count), static_cast<void*>(d_sorted),
+                  static_cast<void*>(d_force)})
+    SP_CUDA_CHECK(cudaFree(p));
+  return r;
 }
 
 // Points of an image drawn with density = ink (rejection sampling).
