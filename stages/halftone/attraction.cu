@@ -7,17 +7,11 @@
 
 #include "pipeline/cuda_check.h"
 #include "stages/halftone/attraction.h"
+#include "stages/halftone/cufft_check.h"
 
 namespace sp::halftone {
 
 namespace {
-
-#define SP_CUFFT_CHECK(expr)                                                                         \
-  do {                                                                                               \
-    const cufftResult r_ = (expr);                                                                   \
-    if (r_ != CUFFT_SUCCESS)                                                                         \
-      throw Error(ExitCode::internal, std::string("cuFFT error ") + std::to_string(int(r_)) + ": " #expr); \
-  } while (0)
 
 __global__ void copy_into(const float* src, int w, int h, int src_pitch, float* dst, int dst_pitch) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "pipeline/cuda_check.h"
+#include "stages/halftone/cufft_check.h"
 #include "stages/halftone/fastsum_gpu.h"
 
 namespace sp::halftone {
@@ -24,13 +25,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kTile = 32;
-
-#define SP_CUFFT_CHECK(expr)                                                                         \
-  do {                                                                                               \
-    const cufftResult r_ = (expr);                                                                   \
-    if (r_ != CUFFT_SUCCESS)                                                                         \
-      throw Error(ExitCode::internal, std::string("cuFFT error ") + std::to_string(int(r_)) + ": " #expr); \
-  } while (0)
 
 __device__ __forceinline__ int wrap_once(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
 
