@@ -127,6 +127,7 @@ class MediaWriter {
   bool write_raw_in_place(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void>& owner);
   void check_picture(const PlanarView& picture) const;
   int64_t encoder_pts_for(int64_t pts);  // in the encoder's clock, increasing in the muxer's
+  int64_t encoder_duration_of(int64_t duration) const;
   void encode(AVFrame* frame, int64_t encoder_pts, int64_t encoder_duration);
   void use_device_frames();
 

@@ -123,6 +123,11 @@ int64_t MediaWriter::encoder_pts_for(int64_t pts) {
   return encoder_pts;
 }
 
+// In the encoder's clock; a frame shorter than one of its ticks still lasts one.
+int64_t MediaWriter::encoder_duration_of(int64_t duration) const {
+  return std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
+}
+
 // Sends a prepared frame (planes set) with its times and the stream's colour tags.
 void MediaWriter::encode(AVFrame* f, int64_t encoder_pts, int64_t encoder_duration) {
   f->pts = encoder_pts;
@@ -152,7 +157,7 @@ void MediaWriter::write_video(const PlanarView& picture, int64_t pts, int64_t du
   check_picture(picture);
   if (picture.on_device) throw Error(ExitCode::internal, name_ + ": a device picture without its encoder frame");
   const int64_t encoder_pts = encoder_pts_for(pts);
-  const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
+  const int64_t encoder_duration = encoder_duration_of(duration);
   if (owner && write_raw_in_place(picture, encoder_pts, encoder_duration, owner)) return;
 
   AVFrame* f = frame_.get();
@@ -195,7 +200,7 @@ void MediaWriter::write_video(DevicePicture picture, int64_t pts, int64_t durati
       picture.frame->hw_frames_ctx->data != device_frames_->data)
     throw Error(ExitCode::internal, name_ + ": a device picture from another pool");
   const int64_t encoder_pts = encoder_pts_for(pts);
-  const int64_t encoder_duration = std::max<int64_t>(1, av_rescale_q(duration, input_time_base_, encoder_time_base_));
+  const int64_t encoder_duration = encoder_duration_of(duration);
   // The encoder takes its own reference; our copy of the frame goes with `picture`.
   AVFrame* f = frame_.get();
   av_frame_unref(f);
