@@ -162,6 +162,10 @@ void CUDART_CB check_on_host(void* user) {
   s->long_rings = st.long_rings;
   s->tests = double(st.in_circle_tests);
   s->triangles = st.triangles;
+  {
+    std::lock_guard lock(s->repair_mutex);
+    s->repair_stats = st.repair;
+  }
   if (st.failed == 0) return;
   try {
     s->mesh->build(*s->plan, s->h_selected, *s->h_count);
@@ -187,6 +191,8 @@ void LowpolyStage::release_cuda() {
   cudaFreeHost(cuda_->h_status);
   cudaFreeHost(cuda_->h_square_stats);
   for (cudaEvent_t e : cuda_->voronoi_marks)
+    if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : cuda_->squares_marks)
     if (e) cudaEventDestroy(e);
   cudaFreeHost(cuda_->h_tri_count);
   cudaFreeHost(cuda_->h_tris);
@@ -227,8 +233,12 @@ void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
   c.status = scratch.allocate_array<GpuMeshStatus>(1);
   c.gpu_mesh.configure(plan_, scratch);
   if (thread_per_vertex_) c.gpu_mesh.set_warp_per_vertex(false);
-  if (settings_.voronoi_check) {
-    const int max_vertices = int(plan_.border.size()) + plan_.capacity;
+  const int max_vertices = int(plan_.border.size()) + plan_.capacity;
+  if (settings_.mesh == MeshRoute::squares) {
+    c.repair.configure(max_vertices, scratch);
+    for (cudaEvent_t& e : c.squares_marks) SP_CUDA_CHECK(cudaEventCreate(&e));
+  }
+  if (settings_.voronoi_check || settings_.mesh == MeshRoute::squares) {
     c.voronoi.configure(plan_.width, plan_.height, max_vertices, scratch);
     c.square_stats = scratch.allocate_array<SquareStats>(1);
     SP_CUDA_CHECK(cudaHostAlloc(&c.h_square_stats, sizeof(SquareStats), cudaHostAllocDefault));
@@ -270,7 +280,21 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.cub_temp, c.cub_temp_bytes, thrust::counting_iterator<int32_t>(0),
                                            c.flags, c.selected, c.num_selected, int(pixels), stream));
   SP_CUDA_CHECK(cudaEventRecord(c.marks[kPoints], stream));
-  c.gpu_mesh.build(c.selected, c.num_selected, c.tris, c.tri_count, c.status, stream, &c.marks[kGrid], force_fallback_);
+  if (settings_.mesh == MeshRoute::squares) {
+    // The issue's route: vertices + grid, 1+JFA+2 labels, 2x2-square triangles (CUB scan), certification and
+    // repair of the rings, then the same scan, write and certification of the triangles as the star route.
+    c.gpu_mesh.build_grid(c.selected, c.num_selected, c.status, stream);
+    SP_CUDA_CHECK(cudaEventRecord(c.marks[kGrid], stream));
+    c.voronoi.build_squares(c.gpu_mesh.rings(c.status), c.square_stats, stream, c.squares_marks);
+    c.repair.run(c.gpu_mesh.workspace(), c.voronoi.square_tris(), c.voronoi.square_total(),
+                 c.voronoi.square_capacity(), c.status, stream, &c.squares_marks[2]);
+    SP_CUDA_CHECK(cudaEventRecord(c.marks[kStar], stream));
+    c.gpu_mesh.emit(c.tris, c.tri_count, c.status, stream, force_fallback_);
+    SP_CUDA_CHECK(cudaEventRecord(c.marks[kEmit], stream));
+  } else {
+    c.gpu_mesh.build(c.selected, c.num_selected, c.tris, c.tri_count, c.status, stream, &c.marks[kGrid],
+                     force_fallback_);
+  }
   // The vertices go down too (about 40 KB at 1080p), for the host in case it must step in.
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_count, c.num_selected, sizeof(int), cudaMemcpyDeviceToHost, stream));
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_selected, c.selected, sizeof(int32_t) * plan_.capacity, cudaMemcpyDeviceToHost,
@@ -294,7 +318,13 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   SP_CUDA_CHECK(cudaEventRecord(c.marks[kShaded], stream));
   if (settings_.voronoi_check) {  // after the frame's own work, so the stage's phases stay comparable
     SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[0], stream));
-    c.voronoi.run(c.gpu_mesh.rings(c.status), c.square_stats, stream, &c.voronoi_marks[1]);
+    if (settings_.mesh == MeshRoute::squares) {  // the labels and squares are this frame's already
+      for (int i = 1; i <= 2; ++i) SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[i], stream));
+      c.voronoi.compare(c.gpu_mesh.rings(c.status), c.square_stats, stream);
+      SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[3], stream));
+    } else {
+      c.voronoi.run(c.gpu_mesh.rings(c.status), c.square_stats, stream, &c.voronoi_marks[1]);
+    }
     SP_CUDA_CHECK(cudaMemcpyAsync(c.h_square_stats, c.square_stats, sizeof(SquareStats), cudaMemcpyDeviceToHost,
                                   stream));
     SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[4], stream));
