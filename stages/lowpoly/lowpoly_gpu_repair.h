@@ -18,9 +18,7 @@ namespace sp::lowpoly {
 
 class GpuSquaresRepair {
  public:
-  // Known link edges stored per vertex (about 6 are true ones, plus
-  // duplicates); more cost searches, never correctness (counter known_overflow).
-  static constexpr int kKnownSlots = 16;
+  static constexpr int kKnownSlots = sp::lowpoly::kKnownSlots;  // lowpoly_repair.h
 
   void configure(int max_vertices, ScratchAllocator& scratch);
   // `square_tris`: site-index triples into ws.points, *square_total of them (device), at most `capacity` stored.

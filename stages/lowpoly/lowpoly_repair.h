@@ -43,6 +43,12 @@ SP_HD bool circle_is_empty(const VertexGrid& g, uint32_t a, uint32_t b, uint32_t
   return true;
 }
 
+// Known link edges a vertex keeps (the GPU's fixed slots; the CPU route keeps
+// as many by default, so both count the same). About 6 are true ones, plus
+// duplicates; the ones past the slots are dropped, which costs searches, never
+// correctness (counter known_overflow).
+constexpr int kKnownSlots = 16;
+
 // Why a square triangle was dropped, or that it is kept.
 enum class SquareVerdict { kept, flipped, not_delaunay };
 
@@ -99,7 +105,7 @@ struct RepairStats {
   int repaired_triangles = 0;  // mesh triangles the repair found (the squares' holes)
   int repaired_vertices = 0;   // vertices whose ring needed at least one search
   int repair_searches = 0;     // ring steps searched (each triangle's search is made by up to 3 vertices)
-  int known_overflow = 0;      // known link edges past a vertex's slots (GPU only; costs searches)
+  int known_overflow = 0;      // known link edges past a vertex's slots (dropped; costs searches)
   int square_overflow = 0;     // square triangles past the GPU's buffer (never stored; costs searches)
 };
 

@@ -55,34 +55,47 @@ bool SquaresMesh::triangulate(const std::vector<uint32_t>& points, int width, in
     }
   }
 
-  // Repair: every vertex walks its ring, searching only where no known edge leads on.
+  // Repair, in the GPU's two phases: every vertex first tries to close its
+  // ring from known edges alone; only the open ones walk with searches.
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> ends;  // border vertex -> (next, previous)
   const size_t b = ring.size();
   for (size_t i = 0; i < b; ++i) ends[ring[i]] = {ring[(i + 1) % b], ring[(i + b - 1) % b]};
   std::vector<std::vector<Triangle>> per_point(points.size());
   std::vector<RingRepairCounts> counts(points.size());
   std::atomic<bool> ok{true};
+  std::atomic<int> overflow{0};
   parallel_for(int(points.size()), [&](int i0, int i1) {
     int tests = 0;
     for (int i = i0; i < i1; ++i) {
       const uint32_t p = points[size_t(i)];
       const uint32_t* kq = known_q_.data() + known_start_[size_t(i)];
       const uint32_t* kr = known_r_.data() + known_start_[size_t(i)];
-      const int known = known_start_[size_t(i) + 1] - known_start_[size_t(i)];
+      const int filed = known_start_[size_t(i) + 1] - known_start_[size_t(i)];
+      const int known = known_slots_ > 0 && filed > known_slots_ ? known_slots_ : filed;
+      if (known < filed) overflow += filed - known;
       const auto it = ends.find(p);
       const bool border = it != ends.end();
-      const uint32_t first = border ? it->second.first : known > 0 ? kq[0] : nearest_vertex(g, p, kStarRadius);
       const uint32_t last = border ? it->second.second : kNoVertex;
+      uint32_t first = border ? it->second.first : known > 0 ? kq[0] : kNoVertex;
       std::vector<Triangle>& mine = per_point[size_t(i)];
-      const int steps = repair_ring(
-          p, first, last, kMaxRing, kq, kr, known, &counts[size_t(i)],
-          [&](uint32_t q) { return third_vertex(g, p, q, kStarRadius, &tests); },
-          [&](uint32_t q, uint32_t r) {
-            if (owns_triangle(p, q, r)) mine.push_back({p, q, r});
-          });
+      auto emit = [&](uint32_t q, uint32_t r) {
+        if (owns_triangle(p, q, r)) mine.push_back({p, q, r});
+      };
+      RingRepairCounts closing;
+      if (first != kNoVertex &&
+          repair_ring(p, first, last, kMaxRing, kq, kr, known, &closing, [](uint32_t) { return kNoVertex; },
+                      emit) >= 0) {
+        counts[size_t(i)] = closing;
+        continue;
+      }
+      mine.clear();  // open: walk again, searching the gaps
+      if (first == kNoVertex) first = nearest_vertex(g, p, kStarRadius);
+      const int steps = repair_ring(p, first, last, kMaxRing, kq, kr, known, &counts[size_t(i)],
+                                    [&](uint32_t q) { return third_vertex(g, p, q, kStarRadius, &tests); }, emit);
       if (steps < 0) ok = false;
     }
   }, 64);
+  stats_.known_overflow = overflow;
   for (const RingRepairCounts& c : counts) {
     stats_.kept += c.owned_known;
     stats_.repaired_triangles += c.owned_searched;

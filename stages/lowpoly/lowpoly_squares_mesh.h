@@ -20,6 +20,9 @@ class SquaresMesh {
   bool triangulate(const std::vector<uint32_t>& points, int width, int height, std::vector<Triangle>& out,
                    int cell = 0);
   const RepairStats& stats() const { return stats_; }
+  // Known link edges kept per vertex, in square order (0: all). The default
+  // mirrors the GPU's slots; tests lower it to exercise the overflow.
+  void set_known_slots(int slots) { known_slots_ = slots; }
   // The JFA labels of the last call ((W+1) x (H+1) indices into `points`).
   const std::vector<int32_t>& labels() const { return labels_; }
 
@@ -30,6 +33,7 @@ class SquaresMesh {
   std::vector<int32_t> known_start_;
   std::vector<uint32_t> known_q_, known_r_;
   RepairStats stats_;
+  int known_slots_ = kKnownSlots;
 };
 
 }  // namespace sp::lowpoly

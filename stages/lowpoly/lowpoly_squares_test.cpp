@@ -30,6 +30,7 @@ RepairStats expect_same_as_incremental(const std::vector<uint32_t>& pts, int w, 
                                        const std::string& what) {
   std::vector<Triangle> squares, incremental;
   SquaresMesh s;
+  s.set_known_slots(0);  // every known edge: the statistics below are exact
   EXPECT_TRUE(s.triangulate(pts, w, h, squares, cell)) << what;
   Delaunay d;
   EXPECT_TRUE(d.triangulate(pts, w, h, incremental)) << what;
@@ -105,6 +106,25 @@ TEST(LowpolySquares, FullHdVertexSetGivesTheIncrementalMeshAndRepairsHoles) {
               "kept %d, repaired %d triangles at %d vertices (%d searches)\n", pts.size(), r.square_triangles,
               r.flipped, r.not_delaunay, r.certified - r.kept, r.kept, r.repaired_triangles, r.repaired_vertices,
               r.repair_searches);
+}
+
+// Fewer known-edge slots than a ring needs (the GPU keeps kKnownSlots): the
+// dropped edges are searched instead; the mesh does not change.
+TEST(LowpolySquares, KnownEdgeOverflowCostsSearchesNotCorrectness) {
+  std::mt19937_64 rng(fresh_seed());
+  const std::vector<uint32_t> pts = oracle::random_points(400, 300, 1500, 9, rng);
+  std::vector<Triangle> all_known, few_known;
+  SquaresMesh a, b;
+  a.set_known_slots(0);
+  b.set_known_slots(2);
+  ASSERT_TRUE(a.triangulate(pts, 400, 300, all_known));
+  ASSERT_TRUE(b.triangulate(pts, 400, 300, few_known));
+  EXPECT_EQ(oracle::canonical(few_known), oracle::canonical(all_known));
+  EXPECT_GT(b.stats().known_overflow, 0);
+  EXPECT_EQ(a.stats().known_overflow, 0);
+  EXPECT_GT(b.stats().repair_searches, a.stats().repair_searches);
+  EXPECT_GT(b.stats().repaired_vertices, a.stats().repaired_vertices);
+  EXPECT_EQ(b.stats().kept + b.stats().repaired_triangles, int(all_known.size()));
 }
 
 }  // namespace
