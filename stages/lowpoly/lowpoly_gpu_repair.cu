@@ -50,8 +50,9 @@ struct Ends {
 // Ring ends from the known edges only (first = kNoVertex: an interior vertex with none).
 __device__ Ends known_ends(const MeshWorkspace& ws, int i, const uint32_t* kq, int count) {
   const int b = ws.border_count;
-  if (i < b) return {ws.border[(i + 1) % b], ws.border[(i + b - 1) % b]};
-  return {count > 0 ? kq[0] : kNoVertex, kNoVertex};
+  const bool border = i < b;
+  return {ring_start(border, border ? ws.border[(i + 1) % b] : kNoVertex, kq, count),
+          border ? ws.border[(i + b - 1) % b] : kNoVertex};
 }
 
 // One thread per vertex: close the ring from known edges alone, else file the vertex as open.
@@ -71,15 +72,12 @@ __global__ void close_kernel(MeshWorkspace ws, GpuMeshStatus* status, const int3
   uint32_t* slots = ws.ring + size_t(i) * GpuMesh::kRingSlots;
   int length = 0, owned = 0;
   RingRepairCounts counts;
-  const int steps = ends.first == kNoVertex
-                        ? -1
-                        : repair_ring(p, ends.first, ends.last, n, kq, kr, count, &counts,
-                                      [](uint32_t) { return kNoVertex; },  // no searching here: a gap ends the walk
-                                      [&](uint32_t q, uint32_t r) {
-                                        if (length < GpuMesh::kRingSlots) slots[length] = r;
-                                        ++length;
-                                        owned += owns_triangle(p, q, r);
-                                      });
+  const int steps = close_ring_from_known(p, ends.first, ends.last, n, kq, kr, count, &counts,
+                                         [&](uint32_t q, uint32_t r) {
+                                           if (length < GpuMesh::kRingSlots) slots[length] = r;
+                                           ++length;
+                                           owned += owns_triangle(p, q, r);
+                                         });
   if (steps < 0) {
     open[atomicAdd(open_count, 1)] = i;
     return;

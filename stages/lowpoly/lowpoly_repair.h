@@ -94,6 +94,24 @@ SP_HD int repair_ring(uint32_t p, uint32_t first, uint32_t last, int max_steps, 
       });
 }
 
+// The repair of one vertex in two phases (the GPU runs the first for every
+// vertex with one thread each, the second with one warp per open vertex; the
+// CPU runs both here). `first` of an interior vertex: known_q[0] when it has a
+// known edge, else kNoVertex (phase 2's caller then starts at its nearest vertex).
+SP_HD uint32_t ring_start(bool border, uint32_t next_border, const uint32_t* known_q, int count) {
+  return border ? next_border : count > 0 ? known_q[0] : kNoVertex;
+}
+
+// Phase 1: the ring from known edges alone: its steps, or -1 when a gap (or
+// no start) leaves it open. Emits as it goes: an open vertex's output is redone.
+template <class Emit>
+SP_HD int close_ring_from_known(uint32_t p, uint32_t first, uint32_t last, int max_steps, const uint32_t* known_q,
+                                const uint32_t* known_r, int count, RingRepairCounts* counts, Emit&& emit) {
+  if (first == kNoVertex) return -1;
+  return repair_ring(p, first, last, max_steps, known_q, known_r, count, counts, [](uint32_t) { return kNoVertex; },
+                     emit);
+}
+
 // Square statistics of the repair, summed over a frame (equal on both
 // backends when no vertex had more known edges than the GPU stores).
 struct RepairStats {

@@ -76,15 +76,13 @@ bool SquaresMesh::triangulate(const std::vector<uint32_t>& points, int width, in
       const auto it = ends.find(p);
       const bool border = it != ends.end();
       const uint32_t last = border ? it->second.second : kNoVertex;
-      uint32_t first = border ? it->second.first : known > 0 ? kq[0] : kNoVertex;
+      uint32_t first = ring_start(border, border ? it->second.first : kNoVertex, kq, known);
       std::vector<Triangle>& mine = per_point[size_t(i)];
       auto emit = [&](uint32_t q, uint32_t r) {
         if (owns_triangle(p, q, r)) mine.push_back({p, q, r});
       };
       RingRepairCounts closing;
-      if (first != kNoVertex &&
-          repair_ring(p, first, last, kMaxRing, kq, kr, known, &closing, [](uint32_t) { return kNoVertex; },
-                      emit) >= 0) {
+      if (close_ring_from_known(p, first, last, kMaxRing, kq, kr, known, &closing, emit) >= 0) {
         counts[size_t(i)] = closing;
         continue;
       }
