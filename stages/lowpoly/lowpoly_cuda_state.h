@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA backend's state (lowpoly_cuda.cu runs the frames, lowpoly_cuda_access.cu
+// The CUDA backend's state (lowpoly_cuda_setup.cu allocates it, lowpoly_cuda.cu runs the frames, lowpoly_cuda_access.cu
 // reads counters and results back). Internal to the stage.
 #include <cuda_runtime.h>
 
