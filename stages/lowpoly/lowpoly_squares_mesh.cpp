@@ -1,6 +1,7 @@
 #include "stages/lowpoly/lowpoly_squares_mesh.h"
 
 #include <atomic>
+#include <random>
 #include <unordered_map>
 
 #include "pipeline/parallel.h"
@@ -53,6 +54,16 @@ bool SquaresMesh::triangulate(const std::vector<uint32_t>& points, int width, in
       known_q_[size_t(owner)] = points[size_t(v[(k + 1) % 3])];
       known_r_[size_t(owner)] = points[size_t(v[(k + 2) % 3])];
     }
+  }
+
+  if (shuffle_seed_ != 0) {
+    std::mt19937_64 rng(shuffle_seed_);
+    for (size_t i = 0; i + 1 < known_start_.size(); ++i)
+      for (int32_t k = known_start_[i + 1] - 1; k > known_start_[i]; --k) {
+        const int32_t j = known_start_[i] + int32_t(rng() % uint64_t(k - known_start_[i] + 1));
+        std::swap(known_q_[size_t(k)], known_q_[size_t(j)]);
+        std::swap(known_r_[size_t(k)], known_r_[size_t(j)]);
+      }
   }
 
   // Repair, in the GPU's two phases: every vertex first tries to close its

@@ -23,6 +23,9 @@ class SquaresMesh {
   // Known link edges kept per vertex, in square order (0: all). The default
   // mirrors the GPU's slots; tests lower it to exercise the overflow.
   void set_known_slots(int slots) { known_slots_ = slots; }
+  // Test hook: file each vertex's known edges in a random order (seed != 0),
+  // as the GPU's atomics may: which edge starts a ring and which overflow vary.
+  void shuffle_known_for_testing(uint64_t seed) { shuffle_seed_ = seed; }
   // The JFA labels of the last call ((W+1) x (H+1) indices into `points`).
   const std::vector<int32_t>& labels() const { return labels_; }
 
@@ -34,6 +37,7 @@ class SquaresMesh {
   std::vector<uint32_t> known_q_, known_r_;
   RepairStats stats_;
   int known_slots_ = kKnownSlots;
+  uint64_t shuffle_seed_ = 0;
 };
 
 }  // namespace sp::lowpoly

@@ -127,5 +127,27 @@ TEST(LowpolySquares, KnownEdgeOverflowCostsSearchesNotCorrectness) {
   EXPECT_EQ(b.stats().kept + b.stats().repaired_triangles, int(all_known.size()));
 }
 
+// The GPU files known edges in whatever order its atomics give: any order,
+// with any slot count, gives the same mesh; with all edges kept, the same counts.
+TEST(LowpolySquares, KnownEdgeOrderDoesNotMatter) {
+  std::mt19937_64 rng(fresh_seed());
+  for (int trial = 0; trial < 8; ++trial) {
+    const int w = 50 + int(rng() % 400), h = 50 + int(rng() % 300);
+    const std::vector<uint32_t> pts = oracle::random_points(w, h, int(rng() % 2000), int(2 + rng() % 30), rng);
+    std::vector<Triangle> in_order, shuffled, shuffled_capped;
+    SquaresMesh a, b, c;
+    a.set_known_slots(0), b.set_known_slots(0), c.set_known_slots(int(1 + rng() % 6));
+    b.shuffle_known_for_testing(rng() | 1), c.shuffle_known_for_testing(rng() | 1);
+    ASSERT_TRUE(a.triangulate(pts, w, h, in_order));
+    ASSERT_TRUE(b.triangulate(pts, w, h, shuffled));
+    ASSERT_TRUE(c.triangulate(pts, w, h, shuffled_capped));
+    EXPECT_EQ(oracle::canonical(shuffled), oracle::canonical(in_order));
+    EXPECT_EQ(oracle::canonical(shuffled_capped), oracle::canonical(in_order));
+    EXPECT_EQ(b.stats().repair_searches, a.stats().repair_searches);
+    EXPECT_EQ(b.stats().repaired_vertices, a.stats().repaired_vertices);
+    EXPECT_EQ(b.stats().kept, a.stats().kept);
+  }
+}
+
 }  // namespace
 }  // namespace sp::lowpoly
