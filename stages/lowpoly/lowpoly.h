@@ -86,7 +86,7 @@ class MeshBuilder {
   // Squares route: the last build's repair statistics and fallbacks so far.
   const RepairStats& repair_stats() const { return squares_.stats(); }
   int64_t squares_fallbacks() const { return squares_fallbacks_; }
-  void reset() { points_.clear(), previous_.clear(), triangles_.clear(); }
+  void reset() { points_.clear(), previous_.clear(), triangles_.clear(), squares_fallbacks_ = 0; }
 
  private:
   std::vector<uint32_t> points_, previous_;
