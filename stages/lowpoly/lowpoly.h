@@ -72,6 +72,8 @@ class MeshBuilder {
   // Build by the squares route (else incremental/strips). Its failure (never
   // seen) falls back to the incremental triangulation: same mesh, counted.
   void use_squares(bool on) { squares_on_ = on; }
+  // Test hook: every squares build counts as failed (exercises the fallback).
+  void force_squares_failure_for_testing(bool on) { force_squares_failure_ = on; }
   // `selected` holds pixel indices (y * W + x) in raster order.
   void build(const FramePlan& plan, const int32_t* selected, int count);
   const std::vector<Triangle>& triangles() const { return triangles_; }
@@ -94,7 +96,7 @@ class MeshBuilder {
   Delaunay delaunay_;
   StripDelaunay strips_;
   SquaresMesh squares_;
-  bool squares_on_ = false;
+  bool squares_on_ = false, force_squares_failure_ = false;
   int64_t squares_fallbacks_ = 0;
   int dropped_ = 0;
   bool reused_ = false, fell_back_ = false;
@@ -124,7 +126,8 @@ class LowpolyStage final : public Stage {
   // interior vertex array) and square statistics (CUDA: copied from the device, stream synchronized).
   std::vector<int32_t> voronoi_labels() const;
   SquareStats square_stats() const;
-  // Test hook: every device mesh counts as uncertified (exercises the fallback).
+  // Test hook: every device mesh counts as uncertified, and on the CPU every squares
+  // route as failed (exercises the fallbacks; before configure()).
   void force_mesh_fallback_for_testing(bool on) { force_fallback_ = on; }
   // Test hook: build the device mesh with one thread per vertex (not the automatic choice; before configure()).
   void use_thread_per_vertex_mesh_for_testing(bool on) { thread_per_vertex_ = on; }

@@ -40,6 +40,7 @@ Size LowpolyStage::configure(Size input, Backend backend, ScratchAllocator& scra
   mesh_.reset();
   // The CUDA backend's host fallback stays incremental (an independent construction).
   mesh_.use_squares(backend == Backend::cpu && settings_.mesh == MeshRoute::squares);
+  mesh_.force_squares_failure_for_testing(force_fallback_);
   const size_t pixels = size_t(input.width) * input.height;
   if (backend == Backend::cpu) {
     release_cuda();

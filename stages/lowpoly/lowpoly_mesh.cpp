@@ -22,7 +22,7 @@ void MeshBuilder::build(const FramePlan& plan, const int32_t* selected, int coun
     // The GPU's vertex order (border ring, then interior): the same JFA labels.
     std::vector<uint32_t> sites = border_ring(plan.border, plan.width, plan.height);
     sites.insert(sites.end(), points_.begin() + ptrdiff_t(plan.border.size()), points_.end());
-    if (squares_.triangulate(sites, plan.width, plan.height, triangles_)) {
+    if (squares_.triangulate(sites, plan.width, plan.height, triangles_) && !force_squares_failure_) {
       previous_ = points_;
       fell_back_ = false;
       build_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

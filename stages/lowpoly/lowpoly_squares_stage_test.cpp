@@ -95,5 +95,21 @@ TEST(LowpolySquaresStage, ClipsInTemporalModeGiveTheStarRoutesFrames) {
     EXPECT_EQ(test::compare(r.frames[f], r.frames[0]).differing_bytes, 0u) << "static clip, frame " << f;
 }
 
+// The CPU's safety net: a failed squares route is replaced by the incremental mesh, counted.
+TEST(LowpolySquaresStage, FailedSquaresRouteFallsBackToTheIncrementalMesh) {
+  std::mt19937_64 rng(fresh_seed());
+  const auto clip = panning_clip(320, 200, 3, 4, rng);
+  auto star = make_stage();
+  auto squares = make_stage(with_squares({}));
+  squares->force_mesh_fallback_for_testing(true);
+  const ClipResult a = run_clip_cpu(*star, clip), b = run_clip_cpu(*squares, clip);
+  for (size_t f = 0; f < clip.size(); ++f) {
+    EXPECT_EQ(test::compare(a.frames[f], b.frames[f]).differing_bytes, 0u) << "frame " << f;
+    EXPECT_EQ(oracle::canonical(a.meshes[f]), oracle::canonical(b.meshes[f])) << "frame " << f;
+  }
+  EXPECT_EQ(squares->mesh_fallbacks(), 3);
+  EXPECT_EQ(squares->counters()["mesh_fallbacks"], 3);
+}
+
 }  // namespace
 }  // namespace sp::lowpoly
