@@ -13,12 +13,18 @@
 #include "pipeline/stage.h"
 #include "stages/lowpoly/lowpoly_delaunay.h"
 #include "stages/lowpoly/lowpoly_math.h"
+#include "stages/lowpoly/lowpoly_squares_mesh.h"
 #include "stages/lowpoly/lowpoly_strips.h"
 #include "stages/lowpoly/lowpoly_voronoi.h"
 
 namespace sp::lowpoly {
 
 enum class Fill { mean, centroid };
+// How the Delaunay mesh is built (the result is the same exact triangulation):
+// star = the CUDA backend's per-vertex star walks (the CPU backend: incremental
+// insertion); squares = the route on both backends, 1+JFA+2 Voronoi
+// labels -> 2x2-square triangles -> scan -> keep the certified ones -> repair.
+enum class MeshRoute { star, squares };
 
 struct LowpolySettings {
   int64_t points = 0;            // expected interior vertices; 0 = from points_per_mp
@@ -33,6 +39,7 @@ struct LowpolySettings {
   double temporal_threshold = 4.0;  // mean |edge change| per pixel of a tile (0..255) that re-samples it
   double color_smoothing = 0.0;  // EMA factor of the output colour over time
   bool voronoi_check = false;    // diagnostic: also build the seed's JFA + 2x2-square triangles and compare
+  MeshRoute mesh = MeshRoute::star;
 };
 
 constexpr int kTile = 32;  // temporal re-sampling granularity, pixels
@@ -62,6 +69,11 @@ FramePlan make_plan(const LowpolySettings& s, Size size);
 // unique Delaunay triangles. Reuses the previous mesh when the points did not change.
 class MeshBuilder {
  public:
+  // Build by the squares route (else incremental/strips). Its failure (never
+  // seen) falls back to the incremental triangulation: same mesh, counted.
+  void use_squares(bool on) { squares_on_ = on; }
+  // Test hook: every squares build counts as failed (exercises the fallback).
+  void force_squares_failure_for_testing(bool on) { force_squares_failure_ = on; }
   // `selected` holds pixel indices (y * W + x) in raster order.
   void build(const FramePlan& plan, const int32_t* selected, int count);
   const std::vector<Triangle>& triangles() const { return triangles_; }
@@ -73,17 +85,26 @@ class MeshBuilder {
   bool fell_back() const { return fell_back_; }
   int strip_retries() const { return strips_.retries(); }
   double build_ms() const { return build_ms_; }
-  void reset() { points_.clear(), previous_.clear(), triangles_.clear(); }
+  // Squares route: the last build's repair statistics and fallbacks so far.
+  const RepairStats& repair_stats() const { return squares_.stats(); }
+  int64_t squares_fallbacks() const { return squares_fallbacks_; }
+  void reset() { points_.clear(), previous_.clear(), triangles_.clear(), squares_fallbacks_ = 0; }
 
  private:
   std::vector<uint32_t> points_, previous_;
   std::vector<Triangle> triangles_;
   Delaunay delaunay_;
   StripDelaunay strips_;
+  SquaresMesh squares_;
+  bool squares_on_ = false, force_squares_failure_ = false;
+  int64_t squares_fallbacks_ = 0;
   int dropped_ = 0;
   bool reused_ = false, fell_back_ = false;
   double build_ms_ = 0;
 };
+
+// The repair_* counters of the squares route (both backends).
+void add_repair_counters(const RepairStats& r, StageCounters& c);
 
 class LowpolyStage final : public Stage {
  public:
@@ -98,13 +119,15 @@ class LowpolyStage final : public Stage {
 
   // The last frame's mesh (CPU: the host's; CUDA: a copy of the device's, after the stream synchronized).
   const std::vector<Triangle>& mesh() const;
-  // CUDA: frames whose device mesh was not certified and came from the host instead.
+  // CUDA: frames whose device mesh was not certified and came from the host instead;
+  // CPU with mesh: squares: frames whose squares route failed (the incremental one ran).
   int64_t mesh_fallbacks() const;
   // voronoi_check: the last frame's JFA labels ((W+1) x (H+1) indices into the border ring +
   // interior vertex array) and square statistics (CUDA: copied from the device, stream synchronized).
   std::vector<int32_t> voronoi_labels() const;
   SquareStats square_stats() const;
-  // Test hook: every device mesh counts as uncertified (exercises the fallback).
+  // Test hook: every device mesh counts as uncertified, and on the CPU every squares
+  // route as failed (exercises the fallbacks; before configure()).
   void force_mesh_fallback_for_testing(bool on) { force_fallback_ = on; }
   // Test hook: build the device mesh with one thread per vertex (not the automatic choice; before configure()).
   void use_thread_per_vertex_mesh_for_testing(bool on) { thread_per_vertex_ = on; }

@@ -11,6 +11,7 @@
 
 #include "stages/lowpoly/lowpoly.h"
 #include "stages/lowpoly/lowpoly_mesh_oracle.h"
+#include "stages/lowpoly/lowpoly_squares_mesh.h"
 #include "stages/lowpoly/lowpoly_star_mesh.h"
 #include "tests/support/test_support.h"
 
@@ -32,18 +33,23 @@ std::vector<std::array<uint32_t, 3>> cgal_triangles(const std::vector<uint32_t>&
   return oracle::canonical(tris);
 }
 
-// Both of our constructions: the host's incremental one and the GPU's star
-// construction (run here on the CPU from the same header).
+// All of our constructions: the host's incremental one, the GPU's star
+// construction and the squares route (JFA + squares + repair; both run here on
+// the CPU from the GPU's headers).
 void expect_same_as_cgal(std::vector<uint32_t> pts, int w, int h, std::mt19937_64& rng) {
   std::vector<Triangle> incremental, star;
   Delaunay d;
   ASSERT_TRUE(d.triangulate(pts, w, h, incremental));
   StarMesh s;
   ASSERT_TRUE(s.triangulate(pts, w, h, star));
+  std::vector<Triangle> squares;
+  SquaresMesh q;
+  ASSERT_TRUE(q.triangulate(pts, w, h, squares));
   std::shuffle(pts.begin(), pts.end(), rng);  // CGAL's insertion order differs from ours
   const auto reference = cgal_triangles(pts);
   EXPECT_EQ(oracle::canonical(incremental), reference) << w << "x" << h << ", " << pts.size() << " points";
   EXPECT_EQ(oracle::canonical(star), reference) << "star: " << w << "x" << h << ", " << pts.size() << " points";
+  EXPECT_EQ(oracle::canonical(squares), reference) << "squares: " << w << "x" << h << ", " << pts.size() << " points";
 }
 
 TEST(LowpolyCgal, RandomPointsMatchCgal) {

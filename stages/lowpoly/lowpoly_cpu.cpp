@@ -38,6 +38,9 @@ Size LowpolyStage::configure(Size input, Backend backend, ScratchAllocator& scra
   backend_ = backend;
   have_history_ = false;
   mesh_.reset();
+  // The CUDA backend's host fallback stays incremental (an independent construction).
+  mesh_.use_squares(backend == Backend::cpu && settings_.mesh == MeshRoute::squares);
+  mesh_.force_squares_failure_for_testing(force_fallback_);
   const size_t pixels = size_t(input.width) * input.height;
   if (backend == Backend::cpu) {
     release_cuda();
@@ -202,6 +205,10 @@ void LowpolyStage::process_cpu(const RgbaView& in, const RgbaView& out, const Fr
                    {"strip_retries", double(mesh_.strip_retries())},
                    {"strip_fallback", mesh_.fell_back() ? 1.0 : 0.0},
                    {"points_dropped", double(mesh_.dropped())}};
+  if (settings_.mesh == MeshRoute::squares) {
+    add_repair_counters(mesh_.repair_stats(), cpu_counters_);
+    cpu_counters_["mesh_fallbacks"] = double(mesh_.squares_fallbacks());
+  }
   if (settings_.voronoi_check) {
     const SquareStats& q = cpu_square_stats_;
     cpu_counters_["square_triangles"] = q.triangles;
@@ -210,6 +217,19 @@ void LowpolyStage::process_cpu(const RgbaView& in, const RgbaView& out, const Fr
     cpu_counters_["square_distinct_delaunay"] = q.distinct_delaunay;
     cpu_counters_["square_missing"] = q.missing;
   }
+}
+
+void add_repair_counters(const RepairStats& r, StageCounters& c) {
+  c["repair_square_triangles"] = r.square_triangles;
+  c["repair_dropped_flipped"] = r.flipped;
+  c["repair_dropped_not_delaunay"] = r.not_delaunay;
+  c["repair_dropped_duplicates"] = r.certified - r.kept;
+  c["repair_kept"] = r.kept;
+  c["repair_triangles"] = r.repaired_triangles;
+  c["repair_vertices"] = r.repaired_vertices;
+  c["repair_searches"] = r.repair_searches;
+  c["repair_known_overflow"] = r.known_overflow;
+  c["repair_square_overflow"] = r.square_overflow;
 }
 
 double LowpolyStage::floor_bytes(Size in, Size) const {

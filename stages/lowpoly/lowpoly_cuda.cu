@@ -162,6 +162,10 @@ void CUDART_CB check_on_host(void* user) {
   s->long_rings = st.long_rings;
   s->tests = double(st.in_circle_tests);
   s->triangles = st.triangles;
+  {
+    std::lock_guard lock(s->repair_mutex);
+    s->repair_stats = st.repair;
+  }
   if (st.failed == 0) return;
   try {
     s->mesh->build(*s->plan, s->h_selected, *s->h_count);
@@ -180,65 +184,7 @@ void CUDART_CB check_on_host(void* user) {
 
 }  // namespace
 
-void LowpolyStage::release_cuda() {
-  if (!cuda_) return;
-  cudaFreeHost(cuda_->h_count);
-  cudaFreeHost(cuda_->h_selected);
-  cudaFreeHost(cuda_->h_status);
-  cudaFreeHost(cuda_->h_square_stats);
-  for (cudaEvent_t e : cuda_->voronoi_marks)
-    if (e) cudaEventDestroy(e);
-  cudaFreeHost(cuda_->h_tri_count);
-  cudaFreeHost(cuda_->h_tris);
-  for (cudaEvent_t e : cuda_->marks)
-    if (e) cudaEventDestroy(e);
-  delete cuda_;
-  cuda_ = nullptr;
-}
-
-void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
-  release_cuda();
-  cuda_ = new CudaState;
-  CudaState& c = *cuda_;
-  const size_t pixels = size_t(plan_.width) * plan_.height, tiles = size_t(plan_.tiles_x) * plan_.tiles_y;
-  c.luma = scratch.allocate_array<uint8_t>(pixels);
-  c.edge = scratch.allocate_array<uint8_t>(pixels);
-  c.flags = scratch.allocate_array<uint8_t>(pixels);
-  c.weight_sum = scratch.allocate_array<unsigned long long>(1);
-  c.tile_ref = scratch.allocate_array<uint32_t>(tiles);
-  c.tile_changed = scratch.allocate_array<uint8_t>(tiles);
-  c.selected = scratch.allocate_array<int32_t>(pixels);
-  c.num_selected = scratch.allocate_array<int>(1);
-  c.tris = scratch.allocate_array<Triangle>(plan_.max_triangles());
-  c.tri_count = scratch.allocate_array<int>(1);
-  c.colors = scratch.allocate_array<uint32_t>(plan_.max_triangles());
-  if (plan_.smoothing_q8 > 0) c.smooth = scratch.allocate_array<uint16_t>(4 * pixels);
-  SP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, c.cub_temp_bytes, thrust::counting_iterator<int32_t>(0), c.flags,
-                                           c.selected, c.num_selected, int(pixels)));
-  c.cub_temp = scratch.allocate(std::max<size_t>(c.cub_temp_bytes, 1));
-  SP_CUDA_CHECK(cudaMemset(c.flags, 0, pixels));  // border pixels are never selected
-  SP_CUDA_CHECK(cudaHostAlloc(&c.h_count, sizeof(int), cudaHostAllocDefault));
-  SP_CUDA_CHECK(cudaHostAlloc(&c.h_selected, sizeof(int32_t) * std::max(plan_.capacity, 1), cudaHostAllocDefault));
-  SP_CUDA_CHECK(cudaHostAlloc(&c.h_status, sizeof(GpuMeshStatus), cudaHostAllocDefault));
-  SP_CUDA_CHECK(cudaHostAlloc(&c.h_tri_count, sizeof(int), cudaHostAllocMapped));
-  SP_CUDA_CHECK(cudaHostAlloc(&c.h_tris, sizeof(Triangle) * plan_.max_triangles(), cudaHostAllocMapped));
-  SP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.d_host_tri_count), c.h_tri_count, 0));
-  SP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.d_host_tris), c.h_tris, 0));
-  c.status = scratch.allocate_array<GpuMeshStatus>(1);
-  c.gpu_mesh.configure(plan_, scratch);
-  if (thread_per_vertex_) c.gpu_mesh.set_warp_per_vertex(false);
-  if (settings_.voronoi_check) {
-    const int max_vertices = int(plan_.border.size()) + plan_.capacity;
-    c.voronoi.configure(plan_.width, plan_.height, max_vertices, scratch);
-    c.square_stats = scratch.allocate_array<SquareStats>(1);
-    SP_CUDA_CHECK(cudaHostAlloc(&c.h_square_stats, sizeof(SquareStats), cudaHostAllocDefault));
-    *c.h_square_stats = SquareStats{};
-    for (cudaEvent_t& e : c.voronoi_marks) SP_CUDA_CHECK(cudaEventCreate(&e));
-  }
-  for (cudaEvent_t& e : c.marks) SP_CUDA_CHECK(cudaEventCreate(&e));
-  c.plan = &plan_;
-  c.mesh = &mesh_;
-}
+// (release_cuda, configure_cuda: lowpoly_cuda_setup.cu)
 
 void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) {
   if (in.size() != Size{plan_.width, plan_.height} || out.size() != in.size())
@@ -270,7 +216,21 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.cub_temp, c.cub_temp_bytes, thrust::counting_iterator<int32_t>(0),
                                            c.flags, c.selected, c.num_selected, int(pixels), stream));
   SP_CUDA_CHECK(cudaEventRecord(c.marks[kPoints], stream));
-  c.gpu_mesh.build(c.selected, c.num_selected, c.tris, c.tri_count, c.status, stream, &c.marks[kGrid], force_fallback_);
+  if (settings_.mesh == MeshRoute::squares) {
+    // The issue's route: vertices + grid, 1+JFA+2 labels, 2x2-square triangles (CUB scan), certification and
+    // repair of the rings, then the same scan, write and certification of the triangles as the star route.
+    c.gpu_mesh.build_grid(c.selected, c.num_selected, c.status, stream);
+    SP_CUDA_CHECK(cudaEventRecord(c.marks[kGrid], stream));
+    c.voronoi.build_squares(c.gpu_mesh.rings(c.status), c.square_stats, stream, c.squares_marks);
+    c.repair.run(c.gpu_mesh.workspace(), c.voronoi.square_tris(), c.voronoi.square_total(),
+                 c.voronoi.square_capacity(), c.status, stream, &c.squares_marks[2]);
+    SP_CUDA_CHECK(cudaEventRecord(c.marks[kStar], stream));
+    c.gpu_mesh.emit(c.tris, c.tri_count, c.status, stream, force_fallback_);
+    SP_CUDA_CHECK(cudaEventRecord(c.marks[kEmit], stream));
+  } else {
+    c.gpu_mesh.build(c.selected, c.num_selected, c.tris, c.tri_count, c.status, stream, &c.marks[kGrid],
+                     force_fallback_);
+  }
   // The vertices go down too (about 40 KB at 1080p), for the host in case it must step in.
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_count, c.num_selected, sizeof(int), cudaMemcpyDeviceToHost, stream));
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_selected, c.selected, sizeof(int32_t) * plan_.capacity, cudaMemcpyDeviceToHost,
@@ -294,7 +254,13 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   SP_CUDA_CHECK(cudaEventRecord(c.marks[kShaded], stream));
   if (settings_.voronoi_check) {  // after the frame's own work, so the stage's phases stay comparable
     SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[0], stream));
-    c.voronoi.run(c.gpu_mesh.rings(c.status), c.square_stats, stream, &c.voronoi_marks[1]);
+    if (settings_.mesh == MeshRoute::squares) {  // the labels and squares are this frame's already
+      for (int i = 1; i <= 2; ++i) SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[i], stream));
+      c.voronoi.compare(c.gpu_mesh.rings(c.status), c.square_stats, stream);
+      SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[3], stream));
+    } else {
+      c.voronoi.run(c.gpu_mesh.rings(c.status), c.square_stats, stream, &c.voronoi_marks[1]);
+    }
     SP_CUDA_CHECK(cudaMemcpyAsync(c.h_square_stats, c.square_stats, sizeof(SquareStats), cudaMemcpyDeviceToHost,
                                   stream));
     SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[4], stream));

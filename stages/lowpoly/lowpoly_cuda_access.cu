@@ -39,6 +39,18 @@ StageCounters LowpolyStage::counters() const {
       c.cached["square_missing"] = q.missing;
       c.cached["square_overflow"] = q.overflow;
     }
+    if (settings_.mesh == MeshRoute::squares) {
+      // star_ms is the whole ring construction here: JFA + squares + certification + repair.
+      const char* snames[4] = {"jfa_ms", "squares_ms", "certify_ms", "repair_ms"};
+      const cudaEvent_t ends[5] = {c.marks[kGrid], c.squares_marks[0], c.squares_marks[1], c.squares_marks[2],
+                                   c.marks[kStar]};
+      for (int i = 0; i < 4; ++i) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, ends[i], ends[i + 1]) == cudaSuccess) c.cached[snames[i]] = ms;
+      }
+      std::lock_guard lock(c.repair_mutex);
+      add_repair_counters(c.repair_stats, c.cached);
+    }
   }
   return c.cached;
 }
@@ -68,6 +80,6 @@ SquareStats LowpolyStage::square_stats() const {
   return s;
 }
 
-int64_t LowpolyStage::mesh_fallbacks() const { return cuda_ ? cuda_->fallbacks.load() : 0; }
+int64_t LowpolyStage::mesh_fallbacks() const { return cuda_ ? cuda_->fallbacks.load() : mesh_.squares_fallbacks(); }
 
 }  // namespace sp::lowpoly

@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA backend's state (lowpoly_cuda.cu runs the frames, lowpoly_cuda_access.cu
+// The CUDA backend's state (lowpoly_cuda_setup.cu allocates it, lowpoly_cuda.cu runs the frames, lowpoly_cuda_access.cu
 // reads counters and results back). Internal to the stage.
 #include <cuda_runtime.h>
 
@@ -10,6 +10,7 @@
 
 #include "stages/lowpoly/lowpoly.h"
 #include "stages/lowpoly/lowpoly_gpu_mesh.h"
+#include "stages/lowpoly/lowpoly_gpu_repair.h"
 #include "stages/lowpoly/lowpoly_gpu_voronoi.h"
 
 namespace sp::lowpoly {
@@ -30,7 +31,12 @@ struct LowpolyStage::CudaState {
   uint32_t* colors = nullptr;
   uint16_t* smooth = nullptr;
   GpuMesh gpu_mesh;
-  // voronoi_check only.
+  // mesh: squares only: the repair, and events after the JFA, the squares and the certification.
+  GpuSquaresRepair repair;
+  cudaEvent_t squares_marks[3] = {};
+  std::mutex repair_mutex;
+  RepairStats repair_stats;  // the last frame's (host function)
+  // voronoi_check or mesh: squares.
   GpuVoronoi voronoi;
   SquareStats* square_stats = nullptr;
   SquareStats* h_square_stats = nullptr;

@@ -7,6 +7,7 @@
 #include "pipeline/cuda_check.h"
 #include "stages/lowpoly/lowpoly.h"
 #include "stages/lowpoly/lowpoly_gpu_mesh.h"
+#include "stages/lowpoly/lowpoly_gpu_warp.cuh"
 #include "stages/lowpoly/lowpoly_star_mesh.h"
 
 namespace sp::lowpoly {
@@ -88,51 +89,6 @@ __global__ void star_kernel(VertexGrid g, const uint32_t* points, const uint32_t
   if (steps < 0) atomicOr(&status->failed, 1);
   if (steps > GpuMesh::kRingSlots) atomicAdd(&status->long_rings, 1);
   atomicAdd(&status->in_circle_tests, (unsigned long long)tests);
-}
-
-// Warp-wide searches: the 32 lanes split the candidates of the box (cell rows
-// are contiguous), then a butterfly of shuffles leaves the minimum of a strict
-// total order in every lane, so all lanes take the same, uniform, path.
-__device__ uint32_t warp_nearest(const VertexGrid& g, uint32_t p, int radius) {
-  const int lane = threadIdx.x & 31;
-  CellBox box = box_around(g, p, radius);
-  for (;;) {
-    uint32_t best = kNoVertex;
-    for (int cy = box.y0; cy <= box.y1; ++cy) {
-      const int32_t* row = g.start + size_t(cy) * g.cols;
-      for (int i = row[box.x0] + lane; i < row[box.x1 + 1]; i += 32) {
-        const uint32_t s = g.points[i];
-        if (s != p && nearer_candidate(p, s, best)) best = s;
-      }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-      const uint32_t other = __shfl_xor_sync(0xFFFFFFFFu, best, o);
-      if (other != kNoVertex && nearer_candidate(p, other, best)) best = other;
-    }
-    if (nearest_settled(g, p, best, box)) return best;
-  }
-}
-
-__device__ uint32_t warp_third_vertex(const VertexGrid& g, uint32_t p, uint32_t q, int radius, int* tests) {
-  const int lane = threadIdx.x & 31;
-  CellBox box = box_around(g, p, radius);
-  for (;;) {
-    uint32_t best = kNoVertex;
-    for (int cy = box.y0; cy <= box.y1; ++cy) {
-      const int32_t* row = g.start + size_t(cy) * g.cols;
-      for (int i = row[box.x0] + lane; i < row[box.x1 + 1]; i += 32) {
-        const uint32_t s = g.points[i];
-        if (s == p || s == q || orient_packed(p, q, s) <= 0) continue;
-        ++*tests;
-        if (better_third(p, q, s, best)) best = s;
-      }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-      const uint32_t other = __shfl_xor_sync(0xFFFFFFFFu, best, o);
-      if (other != kNoVertex && better_third(p, q, other, best)) best = other;
-    }
-    if (third_settled(g, p, q, best, box)) return best;
-  }
 }
 
 // One warp per vertex (the default): same outputs as star_kernel.
@@ -246,8 +202,17 @@ void GpuMesh::configure(const FramePlan& plan, ScratchAllocator& scratch) {
   warp_per_vertex_ = max_vertices <= size_t(sms) * 128;
 }
 
-void GpuMesh::build(const int32_t* selected, const int* num_selected, Triangle* tris, int* tri_count,
-                    GpuMeshStatus* status, cudaStream_t stream, cudaEvent_t const* marks, bool force_fail) {
+MeshWorkspace GpuMesh::workspace() const {
+  MeshWorkspace w;
+  w.grid.points = grid_points_, w.grid.start = cell_start_, w.grid.cols = cols_, w.grid.rows = rows_;
+  w.grid.cell = cell_, w.grid.width = width_, w.grid.height = height_;
+  w.points = points_, w.border = border_ring_, w.border_count = border_, w.max_vertices = border_ + capacity_;
+  w.first = first_, w.ring = ring_, w.ring_length = ring_length_, w.owned = owned_;
+  return w;
+}
+
+void GpuMesh::build_grid(const int32_t* selected, const int* num_selected, GpuMeshStatus* status,
+                         cudaStream_t stream) {
   const size_t max_vertices = size_t(border_) + capacity_;
   const size_t cells = size_t(cols_) * rows_;
   const GridShape shape{cell_, cols_, width_};
@@ -261,10 +226,11 @@ void GpuMesh::build(const int32_t* selected, const int* num_selected, Triangle* 
   scatter_kernel<<<blocks_for(max_vertices), kThreads, 0, stream>>>(points_, status, shape, cell_start_, cell_cursor_,
                                                                      grid_points_);
   SP_CUDA_CHECK_LAUNCH();
-  if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[int(GpuMeshMark::grid)], stream));
-  VertexGrid g;
-  g.points = grid_points_, g.start = cell_start_, g.cols = cols_, g.rows = rows_, g.cell = cell_;
-  g.width = width_, g.height = height_;
+}
+
+void GpuMesh::walk_stars(GpuMeshStatus* status, cudaStream_t stream) {
+  const size_t max_vertices = size_t(border_) + capacity_;
+  const VertexGrid g = workspace().grid;
   if (warp_per_vertex_) {
     constexpr int kWarpBlock = 128;  // 4 vertices per block
     const int blocks = int((max_vertices * 32 + kWarpBlock - 1) / kWarpBlock);
@@ -276,7 +242,11 @@ void GpuMesh::build(const int32_t* selected, const int* num_selected, Triangle* 
                                                                     ring_length_, owned_);
   }
   SP_CUDA_CHECK_LAUNCH();
-  if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[int(GpuMeshMark::star)], stream));
+}
+
+void GpuMesh::emit(Triangle* tris, int* tri_count, GpuMeshStatus* status, cudaStream_t stream, bool force_fail) {
+  const size_t max_vertices = size_t(border_) + capacity_;
+  const VertexGrid g = workspace().grid;
   SP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_, cub_temp_bytes_, owned_, offset_, int(max_vertices), stream));
   emit_kernel<<<blocks_for(max_vertices), kThreads, 0, stream>>>(g, points_, border_ring_, border_, status, first_,
                                                                   ring_, ring_length_, owned_, offset_,
@@ -284,6 +254,15 @@ void GpuMesh::build(const int32_t* selected, const int* num_selected, Triangle* 
   SP_CUDA_CHECK_LAUNCH();
   finish_kernel<<<1, 1, 0, stream>>>(owned_, offset_, int(max_vertices), status, force_fail, tri_count);
   SP_CUDA_CHECK_LAUNCH();
+}
+
+void GpuMesh::build(const int32_t* selected, const int* num_selected, Triangle* tris, int* tri_count,
+                    GpuMeshStatus* status, cudaStream_t stream, cudaEvent_t const* marks, bool force_fail) {
+  build_grid(selected, num_selected, status, stream);
+  if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[int(GpuMeshMark::grid)], stream));
+  walk_stars(status, stream);
+  if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[int(GpuMeshMark::star)], stream));
+  emit(tris, tri_count, status, stream, force_fail);
   if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[int(GpuMeshMark::emit)], stream));
 }
 

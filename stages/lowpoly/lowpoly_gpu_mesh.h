@@ -11,6 +11,7 @@
 
 #include "pipeline/scratch.h"
 #include "stages/lowpoly/lowpoly_math.h"
+#include "stages/lowpoly/lowpoly_repair.h"
 
 namespace sp::lowpoly {
 
@@ -25,6 +26,7 @@ struct GpuMeshStatus {
   int failed = 0;        // bits: 1 a walk failed, 2 wrong count, 4 triangle buffer overflow, 8 forced (test)
   int long_rings = 0;    // rings longer than the stored slots (walked twice)
   unsigned long long in_circle_tests = 0;
+  RepairStats repair;    // mesh: squares only
 };
 
 // Enum of the phase marks recorded inside build() (CUDA events, optional).
@@ -40,6 +42,19 @@ struct RingView {
   int max_vertices;
 };
 
+// The device arrays a ring construction fills (the star kernels here, the
+// squares repair in lowpoly_gpu_repair.cu); emit() turns them into triangles.
+struct MeshWorkspace {
+  VertexGrid grid;
+  const uint32_t* points;  // border ring, then interior
+  const uint32_t* border;  // the border ring
+  int border_count, max_vertices;
+  uint32_t* first;         // ring start per vertex
+  uint32_t* ring;          // kRingSlots third vertices per vertex
+  int32_t* ring_length;    // ring steps (-1: the walk failed)
+  int32_t* owned;          // triangles the vertex emits (it is their smallest vertex)
+};
+
 class GpuMesh {
  public:
   // Allocates everything for the plan's frame size and uploads the border ring.
@@ -49,6 +64,13 @@ class GpuMesh {
   // after each phase.
   void build(const int32_t* selected, const int* num_selected, Triangle* tris, int* tri_count, GpuMeshStatus* status,
              cudaStream_t stream, cudaEvent_t const* marks = nullptr, bool force_fail = false);
+
+  // build() in its three phases, for the squares route (which replaces walk_stars()):
+  // vertices + grid, the star walks, then scan + triangles + certification.
+  void build_grid(const int32_t* selected, const int* num_selected, GpuMeshStatus* status, cudaStream_t stream);
+  void walk_stars(GpuMeshStatus* status, cudaStream_t stream);
+  void emit(Triangle* tris, int* tri_count, GpuMeshStatus* status, cudaStream_t stream, bool force_fail);
+  MeshWorkspace workspace() const;
 
   RingView rings(const GpuMeshStatus* status) const {
     return {points_, first_, ring_, ring_length_, status, border_ + capacity_};

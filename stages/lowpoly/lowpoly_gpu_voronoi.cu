@@ -110,6 +110,13 @@ void GpuVoronoi::configure(int width, int height, int max_vertices, ScratchAlloc
 }
 
 void GpuVoronoi::run(const RingView& rings, SquareStats* stats, cudaStream_t stream, cudaEvent_t const* marks) {
+  build_squares(rings, stats, stream, marks);
+  compare(rings, stats, stream);
+  if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[2], stream));
+}
+
+void GpuVoronoi::build_squares(const RingView& rings, SquareStats* stats, cudaStream_t stream,
+                               cudaEvent_t const* marks) {
   const int w1 = width_ + 1, h1 = height_ + 1;
   const size_t squares = size_t(width_) * height_;
   SP_CUDA_CHECK(cudaMemsetAsync(stats, 0, sizeof(SquareStats), stream));
@@ -136,13 +143,15 @@ void GpuVoronoi::run(const RingView& rings, SquareStats* stats, cudaStream_t str
   square_total_kernel<<<1, 1, 0, stream>>>(square_count_, square_offset_, squares, total_, stats);
   SP_CUDA_CHECK_LAUNCH();
   if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[1], stream));
+}
+
+void GpuVoronoi::compare(const RingView& rings, SquareStats* stats, cudaStream_t stream) {
   SP_CUDA_CHECK(cudaMemsetAsync(found_, 0, size_t(max_vertices_) * GpuMesh::kRingSlots * sizeof(uint32_t), stream));
   compare_kernel<<<(capacity_ + kThreads - 1) / kThreads, kThreads, 0, stream>>>(rings, square_tris_, total_,
                                                                                  capacity_, found_, stats);
   SP_CUDA_CHECK_LAUNCH();
   missing_kernel<<<1, 1, 0, stream>>>(rings, stats);
   SP_CUDA_CHECK_LAUNCH();
-  if (marks) SP_CUDA_CHECK(cudaEventRecord(marks[2], stream));
 }
 
 }  // namespace sp::lowpoly

@@ -18,6 +18,14 @@ class GpuVoronoi {
   void configure(int width, int height, int max_vertices, ScratchAllocator& scratch);
   // marks[0..2] (optional) are recorded after the JFA, the squares and the comparison.
   void run(const RingView& rings, SquareStats* stats, cudaStream_t stream, cudaEvent_t const* marks = nullptr);
+  // run() in two parts: the JFA and the compacted square triangles (marks[0..1]
+  // after each; the squares route stops here), then their comparison with the mesh.
+  void build_squares(const RingView& rings, SquareStats* stats, cudaStream_t stream, cudaEvent_t const* marks);
+  void compare(const RingView& rings, SquareStats* stats, cudaStream_t stream);
+  // After build_squares(): site-index triples, their count (device), the buffer's capacity.
+  const int32_t* square_tris() const { return square_tris_; }
+  const int* square_total() const { return total_; }
+  int square_capacity() const { return capacity_; }
   const int32_t* labels() const { return labels_; }  // after run(): (W+1) x (H+1) site indices
   size_t label_count() const { return size_t(width_ + 1) * (height_ + 1); }
 

@@ -50,6 +50,11 @@ std::vector<ParamSpec> lowpoly_table() {
           "Diagnostic: also build the seed's mesh (digital Voronoi by 1+JFA+2, triangles of the 2x2 squares with 3 "
           "or 4 sites, compacted by a scan) and count how it differs from the exact mesh (counters square_*). "
           "Does not change the output; costs time."),
+      param_row("mesh", T::choice, std::string("star"), {}, {}, {"star", "squares"},
+          "How the exact Delaunay mesh is built (same mesh, same output either way): star = per-vertex certified "
+          "ring walks on CUDA, incremental insertion on the CPU (the faster); squares = the issue's route on both "
+          "backends: 1+JFA+2 Voronoi labels, triangles of the 2x2 squares compacted by a scan, the triangles with "
+          "an empty circumcircle kept, the holes repaired by certified ring walks (counters repair_*)."),
   };
 }
 
@@ -70,6 +75,7 @@ LowpolySettings lowpoly_settings_from(const Params& p) {
   s.temporal_threshold = p.get_number("temporal_threshold");
   s.color_smoothing = p.get_number("color_smoothing");
   s.voronoi_check = p.get_bool("voronoi_check");
+  s.mesh = p.get_string("mesh") == "squares" ? MeshRoute::squares : MeshRoute::star;
   return s;
 }
 

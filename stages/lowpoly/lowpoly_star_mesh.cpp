@@ -24,24 +24,28 @@ std::vector<uint32_t> border_ring(const std::vector<uint32_t>& points, int width
   return ring;
 }
 
+VertexGrid HostVertexGrid::build(const std::vector<uint32_t>& points, int width, int height, int cell) {
+  VertexGrid g;
+  g.cell = cell > 0 ? cell : star_cell_size(width, height, int64_t(points.size()));
+  g.cols = grid_cols(width, g.cell), g.rows = grid_cols(height, g.cell);
+  g.width = width, g.height = height;
+  start.assign(size_t(g.cols) * g.rows + 1, 0);
+  for (uint32_t p : points) ++start[size_t(cell_index(g, p)) + 1];
+  for (size_t c = 1; c < start.size(); ++c) start[c] += start[c - 1];
+  sorted.resize(points.size());
+  std::vector<int32_t> cursor(start.begin(), start.end() - 1);
+  for (uint32_t p : points) sorted[size_t(cursor[size_t(cell_index(g, p))]++)] = p;
+  g.points = sorted.data(), g.start = start.data();
+  return g;
+}
+
 bool StarMesh::triangulate(const std::vector<uint32_t>& points, int width, int height, std::vector<Triangle>& out,
                            int cell) {
   out.clear();
   tests_ = 0;
   for (uint32_t p : points)
     if (unpack_x(p) > width || unpack_y(p) > height) return false;
-  VertexGrid g;
-  g.cell = cell > 0 ? cell : star_cell_size(width, height, int64_t(points.size()));
-  g.cols = grid_cols(width, g.cell), g.rows = grid_cols(height, g.cell);
-  g.width = width, g.height = height;
-  // Counting sort of the vertices by cell.
-  start_.assign(size_t(g.cols) * g.rows + 1, 0);
-  for (uint32_t p : points) ++start_[size_t(cell_index(g, p)) + 1];
-  for (size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
-  sorted_.resize(points.size());
-  std::vector<int32_t> cursor(start_.begin(), start_.end() - 1);
-  for (uint32_t p : points) sorted_[size_t(cursor[size_t(cell_index(g, p))]++)] = p;
-  g.points = sorted_.data(), g.start = start_.data();
+  const VertexGrid g = grid_.build(points, width, height, cell);
 
   const std::vector<uint32_t> ring = border_ring(points, width, height);
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> ends;  // border vertex -> (next, previous)

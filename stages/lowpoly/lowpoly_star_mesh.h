@@ -19,6 +19,14 @@ constexpr int kMaxRing = 1 << 20;
 // The points on the frame border sorted counter-clockwise (perimeter_key).
 std::vector<uint32_t> border_ring(const std::vector<uint32_t>& points, int width, int height);
 
+// Vertices bucketed by grid cell on the host (a counting sort), as the GPU does.
+struct HostVertexGrid {
+  std::vector<uint32_t> sorted;
+  std::vector<int32_t> start;
+  // `cell` 0: star_cell_size. The returned view points into this object.
+  VertexGrid build(const std::vector<uint32_t>& points, int width, int height, int cell);
+};
+
 class StarMesh {
  public:
   // Same contract and result as Delaunay::triangulate (the unique perturbed
@@ -31,8 +39,7 @@ class StarMesh {
   int64_t max_vertex_tests() const { return max_tests_; }
 
  private:
-  std::vector<uint32_t> sorted_;
-  std::vector<int32_t> start_;
+  HostVertexGrid grid_;
   int64_t tests_ = 0, max_tests_ = 0;
 };
 

@@ -14,6 +14,11 @@ done
 # The Voronoi diagnostic (1+JFA+2, 2x2 squares, scan, comparison with the exact mesh) and its counters.
 "$sp" bench --config configs/bench/lowpoly_voronoi.yaml --size 1920x1080 --frames 50 --warmup 5 \
   --json "$out/bench_voronoi_1920x1080.json" | grep -E "^(lowpoly|chain)|^  "
+# The route as the mesh (mesh: squares): JFA + squares + certification + repair, same output.
+for size in 1920x1080 3840x2160; do
+  "$sp" bench --config configs/bench/lowpoly_squares.yaml --size $size --frames 200 --warmup 20 \
+    --json "$out/bench_squares_$size.json" | grep -E "^(lowpoly|chain)|^  "
+done
 "$sp" bench --config configs/bench/lowpoly.yaml --size 1920x1080 --frames 20 --warmup 3 --backend cpu \
   --json "$out/bench_cpu_1920x1080.json" | grep -E "^lowpoly"
 # End to end on a generated moving clip (FFmpeg's testsrc2), with the per-phase counters.
