@@ -17,6 +17,7 @@ struct DeviceStrokePlan {
   int begin[kDirections + 1] = {};
   int order[kDirections] = {};
   int row_directions = 0;
+  int diagonal_begin = kDirections;  // order[diagonal_begin..]: diagonal running sums, after both passes
   int half_length = 0;
   int pitch = 0;  // bytes per tile row
   // Set by prepare_stroke_plan:

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "stages/pencil/pencil_stroke_diagonal.h"
 #include "stages/pencil/pencil_stroke_plan.h"
 #include "tests/support/test_support.h"
 
@@ -35,7 +36,9 @@ TEST(PencilPlan, TileResponsesEqualIntegerConvolution) {
                        Case{36, 3}, Case{64, 0}, Case{64, 3}}) {
     SCOPED_TRACE(testing::Message() << "seed " << seed << " half " << c.half << " width " << c.width);
     const LineKernelSet k = build_line_kernels(c.half, c.width);
-    const StrokePlan plan = build_stroke_plan(k);
+   for (DiagonalMode mode : {DiagonalMode::never, DiagonalMode::automatic}) {
+    SCOPED_TRACE(mode == DiagonalMode::never ? "no diagonal runs" : "automatic");
+    const StrokePlan plan = build_stroke_plan(k, mode);
     EXPECT_EQ(plan.pitch % 4, 0);
     EXPECT_EQ(plan.pitch / 4 % 2, 1);
     size_t nonzero = 0;
@@ -61,9 +64,14 @@ TEST(PencilPlan, TileResponsesEqualIntegerConvolution) {
           columns[x * pitch + y] = uint8_t(v[size_t(y) * side + x]);
         }
       std::vector<uint32_t> out(kPlanTile * kPlanTile);
+      std::vector<uint8_t> values(v.begin(), v.end());
+      std::vector<uint16_t> prefix(stroke_prefix_bytes(c.half) / 2, 0x5A5A);
       for (int s = 0; s < kDirections; ++s) {
         const bool by_rows = s < plan.row_directions;
-        stroke_plan_tile_model(plan, s, by_rows ? rows : columns, out.data());
+        if (s >= plan.diagonal_begin)  // column-pass layout of the outputs
+          stroke_plan_diagonal_model(plan, s, values.data(), prefix.data(), out.data());
+        else
+          stroke_plan_tile_model(plan, s, by_rows ? rows : columns, out.data());
         for (int along = 0; along < kPlanTile; ++along)
           for (int across = 0; across < kPlanTile; ++across) {
             const int x = c.half + (by_rows ? along : across), y = c.half + (by_rows ? across : along);
@@ -72,6 +80,7 @@ TEST(PencilPlan, TileResponsesEqualIntegerConvolution) {
           }
       }
     }
+   }
   }
 }
 
@@ -83,7 +92,8 @@ TEST(PencilPlan, RecordsReadInsideTheTile) {
   for (int half = 1; half <= kMaxHalfLength; half += half < 12 ? 1 : 13)
     for (int width = 0; width <= kMaxHalfWidth; ++width) {
       SCOPED_TRACE(testing::Message() << "half " << half << " width " << width);
-      const StrokePlan plan = build_stroke_plan(build_line_kernels(half, width));
+      // Chunk and box records only (never diagonal runs: those are checked in pencil_diagonal_test.cpp).
+      const StrokePlan plan = build_stroke_plan(build_line_kernels(half, width), DiagonalMode::never);
       for (size_t i = 0; i < plan.words.size(); i += kPlanRecordWords) {
         const int offset = int(plan.words[i]), size = int(plan.words[i + 1]);
         const int across = int(std::floor((offset + plan.pitch / 2.0) / plan.pitch));
