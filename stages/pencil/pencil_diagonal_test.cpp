@@ -4,6 +4,7 @@
 // at every output, for every line length and width the stage accepts.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <random>
 
 #include "stages/pencil/pencil_stroke_diagonal.h"
@@ -110,6 +111,33 @@ TEST(PencilDiagonal, LookupsStayInsideThePrefixTile) {
             }
       }
     }
+}
+
+// At the bench sizes' default line lengths (1080p: 37, 2560x1920: 65, 4K: 73)
+// the cost model takes the diagonal runs for both kernel sets (classify:
+// width 0; draw: the default width 1): the modelled cost drops, and the dp4a
+// count by the two diagonal directions' share (over a quarter). Prints the
+// per-pixel work for docs/perf.md.
+TEST(PencilDiagonal, CostModelTakesRunsAtBenchSizes) {
+  struct Size { const char* name; int half; };
+  for (const Size size : {Size{"1920x1080", 18}, Size{"2560x1920", 32}, Size{"3840x2160", 36}}) {
+    double dots_before = 0, dots_after = 0;
+    for (int width : {0, 1}) {
+      const LineKernelSet k = build_line_kernels(size.half, width);
+      const StrokePlan before = build_stroke_plan(k, DiagonalMode::never);
+      const StrokePlan after = build_stroke_plan(k, DiagonalMode::automatic);
+      EXPECT_EQ(after.diagonal_begin, kDirections - 2) << size.name << " width " << width;
+      EXPECT_LT(after.cost_per_thread, before.cost_per_thread) << size.name << " width " << width;
+      EXPECT_EQ(after.taps_per_output, before.taps_per_output);
+      std::cout << size.name << " half " << size.half << " width " << width << ": dp4a/px " << before.dots_per_output
+                << " -> " << after.dots_per_output << " + " << after.diagonal_runs_per_output
+                << " diagonal runs/px; cost/thread " << before.cost_per_thread << " -> " << after.cost_per_thread
+                << "; plan words " << before.words.size() << " -> " << after.words.size() << "\n";
+      dots_before += before.dots_per_output;
+      dots_after += after.dots_per_output;
+    }
+    EXPECT_LT(dots_after, 0.75 * dots_before) << size.name;
+  }
 }
 
 }  // namespace

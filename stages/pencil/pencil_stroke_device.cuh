@@ -130,7 +130,7 @@ __device__ Owner owner() {
 
 // The prefix tile of a diagonal direction (pencil_stroke_diagonal.h) at the
 // start of shared memory: `fill(store)` hands every tile pixel's value to
-// store(ty, tx, v); the pads are zeroed, then each thread walks whole lines.
+// store(ty, tx, v); the pads are zeroed, then threads walk whole lines.
 // The caller has synchronized (nothing reads the tile or the exchange any
 // more); on return the tile is published.
 template <class Fill>
@@ -139,8 +139,9 @@ __device__ void build_prefix(int half, int step, uint16_t* prefix, Fill fill) {
   for (int i = threadIdx.x; i < simd::prefix_pad_count(half); i += kStrokeThreads)
     simd::prefix_zero_pad(prefix, half, step, i);
   __syncthreads();
-  for (int line = threadIdx.x; line < simd::prefix_line_count(half); line += kStrokeThreads)
-    simd::prefix_walk_line(prefix, half, step, line);
+  // One pair of lines per thread (side <= 192 < kStrokeThreads): the walk takes side steps.
+  for (int pair = threadIdx.x; pair < stroke_tile_side(half); pair += kStrokeThreads)
+    simd::prefix_walk_pair(prefix, half, step, pair);
   __syncthreads();
 }
 

@@ -75,10 +75,27 @@ SP_HD void prefix_walk_line(uint16_t* prefix, int half_length, int step, int lin
   uint16_t* at = prefix + prefix_entry(half_length, step, i, j);
   const int stride = 1 + step * pitch;
   uint32_t sum = 0;
-  for (int n = 0; n < length; ++n, at += stride) {
+  int n = 0;
+  // Four loads before the four stores: one shared-memory latency per 4 entries, not per entry.
+  for (; n + 4 <= length; n += 4, at += 4 * stride) {
+    const uint32_t a = at[0], b = at[stride], c = at[2 * stride], d = at[3 * stride];
+    at[0] = uint16_t(sum += a);
+    at[stride] = uint16_t(sum += b);
+    at[2 * stride] = uint16_t(sum += c);
+    at[3 * stride] = uint16_t(sum += d);
+  }
+  for (; n < length; ++n, at += stride) {
     sum += *at;
     *at = uint16_t(sum);
   }
+}
+
+// Lines `pair` and `pair` + side (pair < side) are together side entries
+// long: walking them as one job balances the threads of a block.
+SP_HD void prefix_walk_pair(uint16_t* prefix, int half_length, int step, int pair) {
+  prefix_walk_line(prefix, half_length, step, pair);
+  if (pair + stroke_tile_side(half_length) < prefix_line_count(half_length))
+    prefix_walk_line(prefix, half_length, step, pair + stroke_tile_side(half_length));
 }
 
 // A diagonal direction's response at the thread's kPlanRun outputs, one per

@@ -195,11 +195,11 @@ namespace sp::pencil {
 void stroke_plan_diagonal_model(const StrokePlan& plan, int order_index, const uint8_t* values, uint16_t* prefix,
                                 uint32_t* out) {
   const int k = plan.half_length, side = stroke_tile_side(k), step = diagonal_step(plan.order[order_index]);
-  // The GPU's fill (every pixel and pad entry once), then its walk (one line per thread).
+  // The GPU's fill (every pixel and pad entry once), then its walk (one pair of lines per thread).
   for (int ty = 0; ty < side; ++ty)
     for (int tx = 0; tx < side; ++tx) simd::prefix_store(prefix, k, step, tx, ty, values[size_t(ty) * side + tx]);
   for (int i = 0; i < simd::prefix_pad_count(k); ++i) simd::prefix_zero_pad(prefix, k, step, i);
-  for (int line = 0; line < simd::prefix_line_count(k); ++line) simd::prefix_walk_line(prefix, k, step, line);
+  for (int pair = 0; pair < side; ++pair) simd::prefix_walk_pair(prefix, k, step, pair);
   for (int x = 0; x < kPlanTile; ++x)
     for (int y0 = 0; y0 < kPlanTile; y0 += kPlanRun) {
       uint32_t total[kPlanRun];
