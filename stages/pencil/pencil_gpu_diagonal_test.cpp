@@ -73,5 +73,20 @@ TEST(PencilGpu, DiagonalRunsAreBitExact) {
       }
 }
 
+// At the bench sizes' line lengths (1080p 37, 2560x1920 65, 4K 73) the
+// diagonal runs' prefix tile costs neither kernel any blocks per SM nor any
+// staging (docs/perf.md, pencil v4, computed that for the H100's limits), so
+// the stage keeps them.
+TEST(PencilGpu, DiagonalRunsKeepTheLayoutAtBenchSizes) {
+  SP_REQUIRE_CUDA();
+  for (int half : {18, 32, 36})
+    for (int width : {0, 1}) {
+      const LineKernelSet k = build_line_kernels(half, width);
+      const StrokePlan runs = build_stroke_plan(k), without = build_stroke_plan(k, DiagonalMode::never);
+      ASSERT_EQ(runs.diagonal_begin, kDirections - 2);
+      EXPECT_TRUE(gpu::stroke_layout_at_least(runs, without, width == 1)) << "half " << half << " width " << width;
+    }
+}
+
 }  // namespace
 }  // namespace sp::pencil

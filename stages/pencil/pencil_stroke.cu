@@ -4,6 +4,7 @@
 // in shared memory, exact, so results equal the CPU's bit for bit.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "pipeline/cuda_check.h"
@@ -190,44 +191,72 @@ DeviceStrokePlan device_plan_view(const StrokePlan& plan, const uint32_t* device
   return d;
 }
 
-void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw) {
-  int device = 0, per_sm = 0, per_block = 0, reserved = 0;
+namespace {
+
+struct Layout {
+  bool plan, classes;  // staged in shared memory
+  size_t bytes;
+  int blocks;  // per SM
+};
+struct SharedLimits {
+  int per_sm = 0, per_block = 0, reserved = 0;
+};
+SharedLimits shared_limits() {
+  SharedLimits l;
+  int device = 0;
   SP_CUDA_CHECK(cudaGetDevice(&device));
-  SP_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  SP_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  SP_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&l.per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&l.per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&l.reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  return l;
+}
+
+Layout choose_layout(const DeviceStrokePlan& plan, bool draw, const SharedLimits& limits) {
   const size_t base = plan_offset(plan);  // byte tile + exchange, or the prefix tile over them
   const size_t plan_bytes = size_t(plan.begin[kDirections]) * sizeof(uint32_t);
   const size_t class_bytes = draw ? size_t(stroke_tile_side(plan.half_length)) * stroke_tile_side(plan.half_length) * 2 : 0;
+  auto blocks = [&](size_t bytes) {
+    return bytes > size_t(limits.per_block) ? 0
+                                            : std::min(kStrokeBlocksPerSm, int(limits.per_sm / (bytes + limits.reserved)));
+  };
   // Layouts by preference (plan and class words staged in shared memory, or
   // read through L1/L2): the first that allows kStrokeBlocksPerSm (3) blocks
   // per SM, else the first that allows 2, else the smallest. Resident warps
   // beat a full last wave: 3 blocks take 0.241 ms at 1080p (510 tiles, the
   // second wave of 3 x 132 blocks 29% full) and 0.81 ms at 2560x1920, where
   // 2 blocks per SM (1.93 and 4.55 waves) took 0.247 and 0.90 ms.
-  struct Layout { bool plan, classes; size_t bytes; };
   // The plan first: read through a small L1 (most of it is shared memory) its
   // loads stall every chunk, while class-tile rebuilds are a few per block.
-  std::vector<Layout> layouts = {{true, draw, base + plan_bytes + class_bytes}, {true, false, base + plan_bytes},
-                                 {false, draw, base + class_bytes}, {false, false, base}};
-  auto blocks = [&](size_t bytes) {
-    return bytes > size_t(per_block) ? 0 : std::min(kStrokeBlocksPerSm, int(per_sm / (bytes + reserved)));
-  };
-  Layout pick = layouts.back();
+  std::vector<Layout> layouts = {{true, draw, base + plan_bytes + class_bytes, 0}, {true, false, base + plan_bytes, 0},
+                                 {false, draw, base + class_bytes, 0}, {false, false, base, 0}};
+  for (Layout& l : layouts) l.blocks = blocks(l.bytes);
   for (int wanted : {kStrokeBlocksPerSm, 2}) {
-    auto it = std::find_if(layouts.begin(), layouts.end(), [&](const Layout& l) { return blocks(l.bytes) >= wanted; });
-    if (it != layouts.end()) {
-      pick = *it;
-      break;
-    }
+    auto it = std::find_if(layouts.begin(), layouts.end(), [&](const Layout& l) { return l.blocks >= wanted; });
+    if (it != layouts.end()) return *it;
   }
+  return layouts.back();
+}
+
+}  // namespace
+
+bool stroke_layout_at_least(const StrokePlan& plan, const StrokePlan& other, bool draw) {
+  const SharedLimits limits = shared_limits();
+  const Layout a = choose_layout(device_plan_view(plan, nullptr), draw, limits);
+  const Layout b = choose_layout(device_plan_view(other, nullptr), draw, limits);
+  // Blocks per SM first, then the plan staged, then the class words (the preference order above).
+  return std::make_tuple(a.blocks, a.plan, a.classes) >= std::make_tuple(b.blocks, b.plan, b.classes);
+}
+
+void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw) {
+  const SharedLimits limits = shared_limits();
+  const Layout pick = choose_layout(plan, draw, limits);
   plan.shared_plan = pick.plan;
   plan.shared_classes = pick.classes;
   plan.shared_bytes = int(pick.bytes);
-  for (auto kernel : {classify_kernel<true>, classify_kernel<false>}) allow_all_shared(kernel, per_block);
+  for (auto kernel : {classify_kernel<true>, classify_kernel<false>}) allow_all_shared(kernel, limits.per_block);
   for (auto kernel : {draw_kernel<true, true>, draw_kernel<true, false>, draw_kernel<false, true>,
                       draw_kernel<false, false>})
-    allow_all_shared(kernel, per_block);
+    allow_all_shared(kernel, limits.per_block);
 }
 
 void launch_classify(const uint16_t* gradient, int w, int h, const DeviceStrokePlan& p, uint16_t* classified,
