@@ -2,6 +2,7 @@
 // forked from and joined back to the stage's stream by events, while the tone
 // branch (histogram, matching, optional CG solve) runs on the stage's stream.
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "pipeline/cuda_check.h"
@@ -45,8 +46,14 @@ T* upload(ScratchAllocator& scratch, const T* host, size_t count) {
   return device;
 }
 
-gpu::DeviceStrokePlan upload_plan(ScratchAllocator& scratch, const LineKernelSet& k) {
-  const StrokePlan plan = build_stroke_plan(k);
+// The cost model's plan, unless its diagonal runs would cost the kernel its
+// shared-memory layout (then the plan without them).
+gpu::DeviceStrokePlan upload_plan(ScratchAllocator& scratch, const LineKernelSet& k, bool draw) {
+  StrokePlan plan = build_stroke_plan(k);
+  if (plan.diagonal_begin < kDirections) {
+    StrokePlan without = build_stroke_plan(k, DiagonalMode::never);
+    if (!gpu::stroke_layout_at_least(plan, without, draw)) plan = std::move(without);
+  }
   return gpu::device_plan_view(plan, upload(scratch, plan.words.data(), plan.words.size()));
 }
 
@@ -84,8 +91,8 @@ void PencilStage::configure_cuda(ScratchAllocator& scratch) {
         map[size_t(y) * size_.width + x] = texture_.texels[texture_index(x, y, texture_.width, texture_.height)];
     c.texel_of_pixel = upload(scratch, map.data(), map.size());
   }
-  c.classify_plan = upload_plan(scratch, classify_kernels_);
-  c.draw_plan = upload_plan(scratch, draw_kernels_);
+  c.classify_plan = upload_plan(scratch, classify_kernels_, false);
+  c.draw_plan = upload_plan(scratch, draw_kernels_, true);
   gpu::prepare_stroke_plan(c.classify_plan, false);
   gpu::prepare_stroke_plan(c.draw_plan, true);
   if (params_.tone_solve == ToneSolve::lu2012) {

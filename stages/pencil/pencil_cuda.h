@@ -17,6 +17,7 @@ struct DeviceStrokePlan {
   int begin[kDirections + 1] = {};
   int order[kDirections] = {};
   int row_directions = 0;
+  int diagonal_begin = kDirections;  // order[diagonal_begin..]: diagonal running sums, after both passes
   int half_length = 0;
   int pitch = 0;  // bytes per tile row
   // Set by prepare_stroke_plan:
@@ -29,6 +30,11 @@ DeviceStrokePlan device_plan_view(const StrokePlan& plan, const uint32_t* device
 // draw kernel, and raises the kernels' opt-in shared memory limit. Call before
 // launching.
 void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw);
+// Whether `plan`'s shared-memory layout on the current device is as good as
+// `other`'s (blocks per SM, then plan, then class words staged). The diagonal
+// runs' prefix tile outgrows the byte tile + exchange from line length ~67 on;
+// at 129 it would push the plan out of shared memory.
+bool stroke_layout_at_least(const StrokePlan& plan, const StrokePlan& other, bool draw);
 
 void launch_median_gradient(const RgbaView& in, GradientForm form, uint16_t* gradient, cudaStream_t stream);
 void launch_classify(const uint16_t* gradient, int width, int height, const DeviceStrokePlan& plan,

@@ -4,6 +4,7 @@
 // in shared memory, exact, so results equal the CPU's bit for bit.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "pipeline/cuda_check.h"
@@ -49,17 +50,34 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_k
   const int base = (o.across + k) * pitch + o.along0 + k;  // column o.across, rows o.along0..
 #pragma unroll
   for (int r = 0; r < kRun; ++r) key[r] = exchange[(o.along0 + r) * kExchangePitch + o.across];
-  for (int s = p.row_directions; s < kDirections; ++s) {
+  for (int s = p.row_directions; s < p.diagonal_begin; ++s) {
     simd::direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
     const uint32_t tag = 7u - p.order[s];
 #pragma unroll
     for (int r = 0; r < kRun; ++r) key[r] = max(key[r], total[r] * 8u + tag);
   }
+  // Diagonal directions: their prefix tile overwrites the byte tile, so the
+  // output's own gradient is read again from global memory (L2) below.
+  uint16_t* prefix = reinterpret_cast<uint16_t*>(smem);
+  for (int s = p.diagonal_begin; s < kDirections; ++s) {
+    __syncthreads();
+    build_prefix(k, diagonal_step(p.order[s]), prefix, [&](auto store) {
+      load_tile_words(gradient, w, h, k, [&](int ty, int tx, uint16_t v) { store(ty, tx, uint8_t(v)); });
+    });
+    diagonal_direction<kShared>(prefix, p, plan, s, o, total);
+    const uint32_t tag = 7u - p.order[s];
+#pragma unroll
+    for (int r = 0; r < kRun; ++r) key[r] = max(key[r], total[r] * 8u + tag);
+  }
+  const bool tile_kept = p.diagonal_begin == kDirections;
   const int x = blockIdx.x * kTile + o.across;
 #pragma unroll
   for (int r = 0; r < kRun; ++r) {
     const int y = blockIdx.y * kTile + o.along0 + r;
-    if (x < w && y < h) classified[size_t(y) * w + x] = pack_classified(tile[base + r], 7 - int(key[r] & 7u));
+    if (x < w && y < h) {
+      const int g = tile_kept ? tile[base + r] : uint8_t(__ldg(gradient + size_t(y) * w + x));
+      classified[size_t(y) * w + x] = pack_classified(g, 7 - int(key[r] & 7u));
+    }
   }
 }
 
@@ -74,14 +92,14 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) draw_kerne
   const uint32_t* plan = stage_plan<kShared>(p, smem);
   // kClasses: the class words are loaded once and each direction's masked tile
   // is built from shared memory; else it is rebuilt from L1/L2 per direction.
-  uint16_t* words = reinterpret_cast<uint16_t*>(smem + class_offset(k, kShared ? p.begin[kDirections] : 0));
+  uint16_t* words = reinterpret_cast<uint16_t*>(smem + class_offset(p, kShared ? p.begin[kDirections] : 0));
   const int side = kTile + 2 * k;
   if constexpr (kClasses) load_tile_words(classified, w, h, k, [&](int ty, int tx, uint16_t v) { words[ty * side + tx] = v; });
   const int base = (o.across + k) * pitch + o.along0 + k;  // same formula in both passes
   uint32_t sum[kRun], total[kRun];
 #pragma unroll
   for (int r = 0; r < kRun; ++r) sum[r] = 0;
-  for (int s = 0; s < kDirections; ++s) {
+  for (int s = 0; s < p.diagonal_begin; ++s) {
     const int d = p.order[s];
     const bool transposed = s >= p.row_directions;
     if (s == p.row_directions) {  // row pass done: hand its sums over through shared memory
@@ -105,13 +123,31 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) draw_kerne
 #pragma unroll
     for (int r = 0; r < kRun; ++r) sum[r] += total[r];
   }
-  if (p.row_directions == kDirections) {  // no column pass: sums are still in row layout
+  if (p.row_directions == p.diagonal_begin) {  // no column pass: sums are still in row layout
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < kRun; ++r) exchange[o.across * kExchangePitch + o.along0 + r] = sum[r];
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < kRun; ++r) sum[r] = exchange[(o.along0 + r) * kExchangePitch + o.across];
+  }
+  // Diagonal directions (column-pass layout), each from its prefix tile over the tile and the exchange.
+  uint16_t* prefix = reinterpret_cast<uint16_t*>(smem);
+  for (int s = p.diagonal_begin; s < kDirections; ++s) {
+    const int d = p.order[s];
+    __syncthreads();
+    build_prefix(k, diagonal_step(d), prefix, [&](auto store) {
+      if constexpr (kClasses) {
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        for (int ty = warp; ty < side; ty += kStrokeThreads / 32)
+          for (int tx = lane; tx < side; tx += 32) store(ty, tx, masked_gradient(words[ty * side + tx], d));
+      } else {
+        load_tile_words(classified, w, h, k, [&](int ty, int tx, uint16_t v) { store(ty, tx, masked_gradient(v, d)); });
+      }
+    });
+    diagonal_direction<kShared>(prefix, p, plan, s, o, total);
+#pragma unroll
+    for (int r = 0; r < kRun; ++r) sum[r] += total[r];
   }
   uint32_t lo = 0xFFFFFFFFu, hi = 0;
   const int x = blockIdx.x * kTile + o.across;
@@ -149,49 +185,78 @@ DeviceStrokePlan device_plan_view(const StrokePlan& plan, const uint32_t* device
   for (int i = 0; i <= kDirections; ++i) d.begin[i] = plan.begin[i];
   for (int i = 0; i < kDirections; ++i) d.order[i] = plan.order[i];
   d.row_directions = plan.row_directions;
+  d.diagonal_begin = plan.diagonal_begin;
   d.half_length = plan.half_length;
   d.pitch = plan.pitch;
   return d;
 }
 
-void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw) {
-  int device = 0, per_sm = 0, per_block = 0, reserved = 0;
+namespace {
+
+struct Layout {
+  bool plan, classes;  // staged in shared memory
+  size_t bytes;
+  int blocks;  // per SM
+};
+struct SharedLimits {
+  int per_sm = 0, per_block = 0, reserved = 0;
+};
+SharedLimits shared_limits() {
+  SharedLimits l;
+  int device = 0;
   SP_CUDA_CHECK(cudaGetDevice(&device));
-  SP_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  SP_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  SP_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
-  const size_t base = plan_offset(plan.half_length);  // byte tile + exchange
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&l.per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&l.per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  SP_CUDA_CHECK(cudaDeviceGetAttribute(&l.reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  return l;
+}
+
+Layout choose_layout(const DeviceStrokePlan& plan, bool draw, const SharedLimits& limits) {
+  const size_t base = plan_offset(plan);  // byte tile + exchange, or the prefix tile over them
   const size_t plan_bytes = size_t(plan.begin[kDirections]) * sizeof(uint32_t);
   const size_t class_bytes = draw ? size_t(stroke_tile_side(plan.half_length)) * stroke_tile_side(plan.half_length) * 2 : 0;
+  auto blocks = [&](size_t bytes) {
+    return bytes > size_t(limits.per_block) ? 0
+                                            : std::min(kStrokeBlocksPerSm, int(limits.per_sm / (bytes + limits.reserved)));
+  };
   // Layouts by preference (plan and class words staged in shared memory, or
   // read through L1/L2): the first that allows kStrokeBlocksPerSm (3) blocks
   // per SM, else the first that allows 2, else the smallest. Resident warps
   // beat a full last wave: 3 blocks take 0.241 ms at 1080p (510 tiles, the
   // second wave of 3 x 132 blocks 29% full) and 0.81 ms at 2560x1920, where
   // 2 blocks per SM (1.93 and 4.55 waves) took 0.247 and 0.90 ms.
-  struct Layout { bool plan, classes; size_t bytes; };
   // The plan first: read through a small L1 (most of it is shared memory) its
   // loads stall every chunk, while class-tile rebuilds are a few per block.
-  std::vector<Layout> layouts = {{true, draw, base + plan_bytes + class_bytes}, {true, false, base + plan_bytes},
-                                 {false, draw, base + class_bytes}, {false, false, base}};
-  auto blocks = [&](size_t bytes) {
-    return bytes > size_t(per_block) ? 0 : std::min(kStrokeBlocksPerSm, int(per_sm / (bytes + reserved)));
-  };
-  Layout pick = layouts.back();
+  std::vector<Layout> layouts = {{true, draw, base + plan_bytes + class_bytes, 0}, {true, false, base + plan_bytes, 0},
+                                 {false, draw, base + class_bytes, 0}, {false, false, base, 0}};
+  for (Layout& l : layouts) l.blocks = blocks(l.bytes);
   for (int wanted : {kStrokeBlocksPerSm, 2}) {
-    auto it = std::find_if(layouts.begin(), layouts.end(), [&](const Layout& l) { return blocks(l.bytes) >= wanted; });
-    if (it != layouts.end()) {
-      pick = *it;
-      break;
-    }
+    auto it = std::find_if(layouts.begin(), layouts.end(), [&](const Layout& l) { return l.blocks >= wanted; });
+    if (it != layouts.end()) return *it;
   }
+  return layouts.back();
+}
+
+}  // namespace
+
+bool stroke_layout_at_least(const StrokePlan& plan, const StrokePlan& other, bool draw) {
+  const SharedLimits limits = shared_limits();
+  const Layout a = choose_layout(device_plan_view(plan, nullptr), draw, limits);
+  const Layout b = choose_layout(device_plan_view(other, nullptr), draw, limits);
+  // Blocks per SM first, then the plan staged, then the class words (the preference order above).
+  return std::make_tuple(a.blocks, a.plan, a.classes) >= std::make_tuple(b.blocks, b.plan, b.classes);
+}
+
+void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw) {
+  const SharedLimits limits = shared_limits();
+  const Layout pick = choose_layout(plan, draw, limits);
   plan.shared_plan = pick.plan;
   plan.shared_classes = pick.classes;
   plan.shared_bytes = int(pick.bytes);
-  for (auto kernel : {classify_kernel<true>, classify_kernel<false>}) allow_all_shared(kernel, per_block);
+  for (auto kernel : {classify_kernel<true>, classify_kernel<false>}) allow_all_shared(kernel, limits.per_block);
   for (auto kernel : {draw_kernel<true, true>, draw_kernel<true, false>, draw_kernel<false, true>,
                       draw_kernel<false, false>})
-    allow_all_shared(kernel, per_block);
+    allow_all_shared(kernel, limits.per_block);
 }
 
 void launch_classify(const uint16_t* gradient, int w, int h, const DeviceStrokePlan& p, uint16_t* classified,

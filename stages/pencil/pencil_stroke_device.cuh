@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "stages/pencil/pencil_cuda.h"
+#include "stages/pencil/pencil_stroke_diagonal.h"
 #include "stages/pencil/pencil_stroke_simd.h"
 
 namespace sp::pencil::gpu::stroke {
@@ -88,15 +89,19 @@ __device__ void build_masked_tile(const uint16_t* words, int half, int pitch, bo
   }
 }
 
-// Shared memory of a stroke block: the byte tile (stroke_tile_bytes), the pass
-// exchange, then the plan (when it is staged there), then the draw kernel's
-// class words (when there). All offsets are multiples of 16 bytes.
+// Shared memory of a stroke block: the byte tile (stroke_tile_bytes) and the
+// pass exchange, or over both of them, once the passes are done, the prefix
+// tile of a diagonal direction (the larger of the two); then the plan (when it
+// is staged there), then the draw kernel's class words (when there). All
+// offsets are multiples of 16 bytes.
 __host__ __device__ inline size_t exchange_offset(int half) { return size_t(stroke_tile_bytes(half)); }
-__host__ __device__ inline size_t plan_offset(int half) {
-  return exchange_offset(half) + (size_t(kTile) * kExchangePitch * 4 + 15) / 16 * 16;
+__host__ __device__ inline size_t plan_offset(const DeviceStrokePlan& p) {
+  const size_t passes = exchange_offset(p.half_length) + (size_t(kTile) * kExchangePitch * 4 + 15) / 16 * 16;
+  const size_t prefix = size_t(stroke_prefix_bytes(p.half_length));
+  return p.diagonal_begin < kDirections && prefix > passes ? prefix : passes;
 }
-__host__ __device__ inline size_t class_offset(int half, int plan_words) {
-  return plan_offset(half) + size_t(plan_words) * 4;
+__host__ __device__ inline size_t class_offset(const DeviceStrokePlan& p, int plan_words) {
+  return plan_offset(p) + size_t(plan_words) * 4;
 }
 
 // Stages the plan; returns the plan pointer to use.
@@ -106,7 +111,7 @@ __device__ const uint32_t* stage_plan(const DeviceStrokePlan& p, unsigned char* 
     return p.words;
   } else {
     const int words = p.begin[kDirections];
-    uint32_t* plan = reinterpret_cast<uint32_t*>(smem + plan_offset(p.half_length));
+    uint32_t* plan = reinterpret_cast<uint32_t*>(smem + plan_offset(p));
     for (int i = threadIdx.x; i < words / 4; i += kStrokeThreads)
       reinterpret_cast<uint4*>(plan)[i] = __ldg(reinterpret_cast<const uint4*>(p.words) + i);
     return plan;  // the first __syncthreads of the kernel publishes it
@@ -121,6 +126,33 @@ struct Owner {
 __device__ Owner owner() {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   return {kRun * (warp >> 1), 32 * (warp & 1) + lane};
+}
+
+// The prefix tile of a diagonal direction (pencil_stroke_diagonal.h) at the
+// start of shared memory: `fill(store)` hands every tile pixel's value to
+// store(ty, tx, v); the pads are zeroed, then threads walk whole lines.
+// The caller has synchronized (nothing reads the tile or the exchange any
+// more); on return the tile is published.
+template <class Fill>
+__device__ void build_prefix(int half, int step, uint16_t* prefix, Fill fill) {
+  fill([&](int ty, int tx, uint32_t v) { simd::prefix_store(prefix, half, step, tx, ty, v); });
+  for (int i = threadIdx.x; i < simd::prefix_pad_count(half); i += kStrokeThreads)
+    simd::prefix_zero_pad(prefix, half, step, i);
+  __syncthreads();
+  // One pair of lines per thread (side <= 192 < kStrokeThreads): the walk takes side steps.
+  for (int pair = threadIdx.x; pair < stroke_tile_side(half); pair += kStrokeThreads)
+    simd::prefix_walk_pair(prefix, half, step, pair);
+  __syncthreads();
+}
+
+// One diagonal direction's response at the thread's outputs (column-pass
+// layout: column o.across, rows o.along0..).
+template <bool kShared>
+__device__ void diagonal_direction(const uint16_t* prefix, const DeviceStrokePlan& p, const uint32_t* plan, int s,
+                                   Owner o, uint32_t (&total)[kRun]) {
+  const int k = p.half_length, step = diagonal_step(p.order[s]);
+  simd::diagonal_total<kShared>(prefix, prefix_entry(k, step, o.across + k, o.along0 + k), stroke_prefix_pitch(k),
+                                plan, p.begin[s], p.begin[s + 1], total);
 }
 
 }  // namespace sp::pencil::gpu::stroke

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "stages/pencil/pencil_stroke_diagonal.h"
+#include "stages/pencil/pencil_stroke_diagonal_plan.h"
 #include "stages/pencil/pencil_stroke_simd.h"
 
 namespace sp::pencil {
@@ -27,18 +29,6 @@ struct Chunk {
   int across = 0, along = 0, size = 0;  // size < 0: box of -size equal weights (weights[0])
   std::array<int, 16> weights{};
 };
-
-// Dense (2k+1)^2 weights of one direction from its column runs.
-std::vector<int> dense_kernel(const LineKernelSet& k, int d) {
-  const int side = 2 * k.half_length + 1;
-  std::vector<int> dense(size_t(side) * side, 0);
-  for (int i = k.begin[d]; i < k.begin[d + 1]; ++i) {
-    const LineRun& r = k.runs[i];
-    for (int j = 0; j < r.len; ++j)
-      dense[size_t(r.lo + j + k.half_length) * side + (r.dx + k.half_length)] = k.weights[r.offset + j];
-  }
-  return dense;
-}
 
 // Cheapest cover of run positions [lo, hi] by chunks (DP over the run length).
 // A chunk starts at or after -k (so it never reads before the tile); where it
@@ -116,7 +106,18 @@ std::vector<Chunk> chunk_direction(const LineKernelSet& k, int d, bool by_rows, 
 
 }  // namespace
 
-StrokePlan build_stroke_plan(const LineKernelSet& k) {
+std::vector<int> dense_kernel(const LineKernelSet& k, int d) {
+  const int side = 2 * k.half_length + 1;
+  std::vector<int> dense(size_t(side) * side, 0);
+  for (int i = k.begin[d]; i < k.begin[d + 1]; ++i) {
+    const LineRun& r = k.runs[i];
+    for (int j = 0; j < r.len; ++j)
+      dense[size_t(r.lo + j + k.half_length) * side + (r.dx + k.half_length)] = k.weights[r.offset + j];
+  }
+  return dense;
+}
+
+StrokePlan build_stroke_plan(const LineKernelSet& k, DiagonalMode diagonal) {
   // Key of the classify argmax: total * 8 + (7 - d) must fit in uint32.
   if (double(k.max_kernel_sum) * kGradientMask * 8 >= 4294967296.0)
     throw std::invalid_argument("pencil: line kernels too large for the CUDA plan");
@@ -124,22 +125,37 @@ StrokePlan build_stroke_plan(const LineKernelSet& k) {
   plan.half_length = k.half_length;
   plan.pitch = stroke_tile_pitch(k.half_length);
   std::array<std::vector<Chunk>, kDirections> chunks;
-  std::array<bool, kDirections> by_rows{};
+  std::array<std::vector<DiagonalRun>, kDirections> runs;
+  std::array<int, kDirections> pass{};  // 0 rows, 1 columns, 2 diagonal runs
   for (int d = 0; d < kDirections; ++d) {
     double row_cost, column_cost;
     std::vector<Chunk> rows = chunk_direction(k, d, true, &row_cost);
     std::vector<Chunk> columns = chunk_direction(k, d, false, &column_cost);
-    by_rows[d] = row_cost <= column_cost;
-    chunks[d] = by_rows[d] ? std::move(rows) : std::move(columns);
+    pass[d] = row_cost <= column_cost ? 0 : 1;
+    chunks[d] = pass[d] == 0 ? std::move(rows) : std::move(columns);
+    double cost = std::min(row_cost, column_cost);
+    if ((d == 2 || d == 6) && diagonal != DiagonalMode::never) {
+      runs[d] = diagonal_runs(dense_kernel(k, d), k.half_length, diagonal_step(d));
+      const double diagonal_total = diagonal_cost(runs[d].size(), k.half_length);
+      if (diagonal == DiagonalMode::always || diagonal_total < cost) pass[d] = 2, cost = diagonal_total;
+    }
+    plan.cost_per_thread += cost;
   }
   int slot = 0;
-  for (int pass = 0; pass < 2; ++pass)
+  for (int p = 0; p < 3; ++p)
     for (int d = 0; d < kDirections; ++d) {
-      if (by_rows[d] != (pass == 0)) continue;
+      if (pass[d] != p) continue;
+      if (p == 2 && plan.diagonal_begin == kDirections) plan.diagonal_begin = slot;
       plan.order[slot] = uint8_t(d);
       plan.begin[slot] = int(plan.words.size());
       ++slot;
-      if (pass == 0) ++plan.row_directions;
+      if (p == 0) ++plan.row_directions;
+      if (p == 2) {
+        append_diagonal_records(runs[d], k.half_length, diagonal_step(d), plan.words);
+        plan.diagonal_runs_per_output += double(runs[d].size());
+        for (const DiagonalRun& r : runs[d]) plan.taps_per_output += r.hi - r.lo + 1;
+        continue;
+      }
       for (const Chunk& c : chunks[d]) {
         const bool is_box = c.size < 0;
         const int taps = is_box ? -c.size : c.size;
@@ -169,6 +185,27 @@ void stroke_plan_tile_model(const StrokePlan& plan, int order_index, const uint8
       simd::direction_total<true>(tile, (across + k) * plan.pitch + along0 + k, plan.words.data(),
                                   plan.begin[order_index], plan.begin[order_index + 1], total);
       for (int r = 0; r < kPlanRun; ++r) out[(along0 + r) * kPlanTile + across] = total[r];
+    }
+}
+
+}  // namespace sp::pencil
+
+namespace sp::pencil {
+
+void stroke_plan_diagonal_model(const StrokePlan& plan, int order_index, const uint8_t* values, uint16_t* prefix,
+                                uint32_t* out) {
+  const int k = plan.half_length, side = stroke_tile_side(k), step = diagonal_step(plan.order[order_index]);
+  // The GPU's fill (every pixel and pad entry once), then its walk (one pair of lines per thread).
+  for (int ty = 0; ty < side; ++ty)
+    for (int tx = 0; tx < side; ++tx) simd::prefix_store(prefix, k, step, tx, ty, values[size_t(ty) * side + tx]);
+  for (int i = 0; i < simd::prefix_pad_count(k); ++i) simd::prefix_zero_pad(prefix, k, step, i);
+  for (int pair = 0; pair < side; ++pair) simd::prefix_walk_pair(prefix, k, step, pair);
+  for (int x = 0; x < kPlanTile; ++x)
+    for (int y0 = 0; y0 < kPlanTile; y0 += kPlanRun) {
+      uint32_t total[kPlanRun];
+      simd::diagonal_total<true>(prefix, prefix_entry(k, step, x + k, y0 + k), stroke_prefix_pitch(k),
+                                 plan.words.data(), plan.begin[order_index], plan.begin[order_index + 1], total);
+      for (int r = 0; r < kPlanRun; ++r) out[(y0 + r) * kPlanTile + x] = total[r];
     }
 }
 

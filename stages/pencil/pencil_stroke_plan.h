@@ -19,6 +19,14 @@
 // every sum is a uint32 integer sum, so the result is the integer convolution
 // bit for bit (pencil_stroke_simd.h holds the arithmetic, shared with the CPU
 // model below).
+//
+// The 45 and 135 degree lines can instead be "diagonal" directions (after the
+// row and column passes): every line of the kernel along the diagonal is cut
+// into runs of equal weights, and each run is the difference of two entries of
+// a running (prefix) sum along the diagonals of the tile, times its weight
+// (pencil_stroke_diagonal.h). Lu's diagonal kernels are equal-weight along
+// each diagonal except for at most one tapered tap at each end, so a kernel of
+// ~(2k+1) x (2w+3) taps becomes ~(2w+3) runs plus a few single taps.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -34,6 +42,11 @@ constexpr int kPlanHeaderWords = 4;   // {byte offset, code (4/8/16 taps, or -le
 constexpr int kPlanRecordWords = 8;   // header + 4 words of 4 byte weights
 // Bytes after the tile that a chunk's zero-weight overhang may read (never used).
 constexpr int kTileSlackBytes = 64;
+constexpr int kDiagonalRecordWords = 4;  // {offset of the run's last tap, offset before its first, weight, 0}
+
+// Whether the 45/135 degree lines use diagonal running sums: when the cost
+// model says they are cheaper (automatic), or forced either way (tests).
+enum class DiagonalMode { automatic, always, never };
 
 struct StrokePlan {
   int half_length = 0;
@@ -44,14 +57,20 @@ struct StrokePlan {
   // output's own tile byte, in the layout of the direction's pass.
   std::vector<uint32_t> words;
   std::array<int, kDirections + 1> begin{};  // records of order[i]: [begin[i], begin[i+1])
-  std::array<uint8_t, kDirections> order{};  // row directions first, ascending within each pass
+  std::array<uint8_t, kDirections> order{};  // row directions, column directions, diagonal directions
   int row_directions = 0;
+  // order[diagonal_begin..] are diagonal directions: records of
+  // kDiagonalRecordWords, offsets in uint16 entries of the prefix tile
+  // (pencil_stroke_diagonal.h) relative to the output's own entry.
+  int diagonal_begin = kDirections;
   // Planned work per output (for the docs/bench notes): dot products incl.
-  // zero padding (a box: 1 per output), taps.
-  double dots_per_output = 0, taps_per_output = 0;
+  // zero padding (a box: 1 per output), diagonal runs (2 prefix lookups
+  // each), taps; and the cost model's issue slots per thread (16 outputs),
+  // prefix builds included.
+  double dots_per_output = 0, diagonal_runs_per_output = 0, taps_per_output = 0, cost_per_thread = 0;
 };
 
-StrokePlan build_stroke_plan(const LineKernelSet& kernels);
+StrokePlan build_stroke_plan(const LineKernelSet& kernels, DiagonalMode diagonal = DiagonalMode::automatic);
 SP_HD int stroke_tile_side(int half_length) { return kPlanTile + 2 * half_length; }
 // Bytes per tile row: a multiple of 4 with pitch / 4 odd.
 SP_HD int stroke_tile_pitch(int half_length) { return 4 * (((stroke_tile_side(half_length) + 3) / 4) | 1); }
@@ -65,5 +84,11 @@ SP_HD int stroke_tile_bytes(int half_length) {
 // out[along * kPlanTile + across] receives the response at each output (along
 // the pass axis, across it), computed by the GPU's own arithmetic. For tests.
 void stroke_plan_tile_model(const StrokePlan& plan, int order_index, const uint8_t* tile, uint32_t* out);
+// The same for a diagonal direction: `values` is the side x side tile
+// (row-major, side = stroke_tile_side), `prefix` the prefix tile's storage
+// (stroke_prefix_bytes / 2 entries, contents arbitrary: it is filled and
+// walked as on the GPU); out[y * kPlanTile + x] (column-pass layout).
+void stroke_plan_diagonal_model(const StrokePlan& plan, int order_index, const uint8_t* values, uint16_t* prefix,
+                                uint32_t* out);
 
 }  // namespace sp::pencil

@@ -41,7 +41,7 @@ SP_HD uint32_t bytes_from(uint32_t lo, uint32_t hi, int bytes) {
 }
 
 struct Head {
-  int offset, code, unused0, unused1;
+  int offset, code, word2, word3;  // chunk/box records use the first two; diagonal runs all but word3
 };
 // Plan words live in shared memory (kShared) or global memory (read-only path).
 template <bool kShared>
