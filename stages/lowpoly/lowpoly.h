@@ -138,6 +138,9 @@ class LowpolyStage final : public Stage {
 
  private:
   void configure_cuda(ScratchAllocator& scratch);
+  // Mean or centroid colours and painting (and smoothing) of the mesh, gated by
+  // whether the device mesh or the host's replaced it (lowpoly_cuda.cu).
+  void shade_cuda(const RgbaView& in, const RgbaView& out, bool host_mesh, cudaStream_t stream);
   void release_cuda();
   void cpu_points(const RgbaView& in);
   void cpu_shade(const RgbaView& in, const RgbaView& out);

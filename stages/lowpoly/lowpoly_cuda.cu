@@ -87,10 +87,16 @@ __global__ void select_kernel(const uint8_t* edge, int w, int h, uint32_t edge_w
 }
 
 // One warp per triangle: lanes stride over the triangle's pixel box.
-__global__ void color_kernel(const Triangle* tris, const int* count, RgbaView in, bool centroid, uint32_t* colors) {
+// The shading kernels run twice per frame, gated by the device mesh's status:
+// on the frame's stream for a certified mesh, after the host's check for the
+// host's mesh (see process_cuda). Exactly one of the two does the work.
+__device__ bool shade_now(const GpuMeshStatus* status, bool host_mesh) { return (status->failed != 0) == host_mesh; }
+
+__global__ void color_kernel(const GpuMeshStatus* status, bool host_mesh, const Triangle* tris, const int* count,
+                             RgbaView in, bool centroid, uint32_t* colors) {
   const int lane = threadIdx.x & 31;
   const int t = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (t >= *count) return;
+  if (!shade_now(status, host_mesh) || t >= *count) return;
   const Triangle tri = tris[t];
   if (centroid) {
     if (lane == 0) colors[t] = centroid_color(tri, in);
@@ -114,11 +120,11 @@ __global__ void color_kernel(const Triangle* tris, const int* count, RgbaView in
   if (lane == 0) colors[t] = mean_color(sum, covered);
 }
 
-__global__ void paint_kernel(const Triangle* tris, const int* count, const uint32_t* colors, RgbaView out,
-                             int line_q4, uint32_t line_color) {
+__global__ void paint_kernel(const GpuMeshStatus* status, bool host_mesh, const Triangle* tris, const int* count,
+                             const uint32_t* colors, RgbaView out, int line_q4, uint32_t line_color) {
   const int lane = threadIdx.x & 31;
   const int t = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (t >= *count) return;
+  if (!shade_now(status, host_mesh) || t >= *count) return;
   const Triangle tri = tris[t];
   const uint32_t color = colors[t];
   const PixelBox b = pixel_box(tri, out.width, out.height);
@@ -139,9 +145,10 @@ __global__ void adopt_host_mesh_kernel(const GpuMeshStatus* status, const Triang
   for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < count; t += gridDim.x * blockDim.x) tris[t] = host_tris[t];
 }
 
-__global__ void smooth_kernel(RgbaView out, uint16_t* state, uint32_t alpha_q8, bool first) {
+__global__ void smooth_kernel(const GpuMeshStatus* status, bool host_mesh, RgbaView out, uint16_t* state,
+                              uint32_t alpha_q8, bool first) {
   const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
-  if (x >= out.width || y >= out.height) return;
+  if (!shade_now(status, host_mesh) || x >= out.width || y >= out.height) return;
   uint32_t* p = out.row32(y) + x;
   *p = smooth_color(state + 4 * (size_t(y) * out.width + x), *p, alpha_q8, first);
 }
@@ -185,6 +192,22 @@ void CUDART_CB check_on_host(void* user) {
 }  // namespace
 
 // (release_cuda, configure_cuda: lowpoly_cuda_setup.cu)
+
+void LowpolyStage::shade_cuda(const RgbaView& in, const RgbaView& out, bool host_mesh, cudaStream_t stream) {
+  CudaState& c = *cuda_;
+  const int tri_blocks = int((plan_.max_triangles() + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  color_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.status, host_mesh, c.tris, c.tri_count, in,
+                                                                settings_.fill == Fill::centroid, c.colors);
+  SP_CUDA_CHECK_LAUNCH();
+  paint_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.status, host_mesh, c.tris, c.tri_count, c.colors, out,
+                                                                plan_.line_q4, plan_.line_color);
+  SP_CUDA_CHECK_LAUNCH();
+  if (plan_.smoothing_q8 > 0) {
+    const dim3 block(kBlockW, kBlockH), grid((out.width + kBlockW - 1) / kBlockW, (out.height + kBlockH - 1) / kBlockH);
+    smooth_kernel<<<grid, block, 0, stream>>>(c.status, host_mesh, out, c.smooth, plan_.smoothing_q8, !have_history_);
+    SP_CUDA_CHECK_LAUNCH();
+  }
+}
 
 void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) {
   if (in.size() != Size{plan_.width, plan_.height} || out.size() != in.size())
@@ -231,27 +254,26 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
     c.gpu_mesh.build(c.selected, c.num_selected, c.tris, c.tri_count, c.status, stream, &c.marks[kGrid],
                      force_fallback_);
   }
+  // The host checks the mesh on a side stream while the frame's stream shades the device mesh. Only an uncertified
+  // mesh (rare) makes the side stream adopt the host's mesh and shade it; the frame waits for both.
+  SP_CUDA_CHECK(cudaStreamWaitEvent(c.check_stream, c.marks[kEmit]));
   // The vertices go down too (about 40 KB at 1080p), for the host in case it must step in.
-  SP_CUDA_CHECK(cudaMemcpyAsync(c.h_count, c.num_selected, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.h_count, c.num_selected, sizeof(int), cudaMemcpyDeviceToHost, c.check_stream));
   SP_CUDA_CHECK(cudaMemcpyAsync(c.h_selected, c.selected, sizeof(int32_t) * plan_.capacity, cudaMemcpyDeviceToHost,
-                                stream));
-  SP_CUDA_CHECK(cudaMemcpyAsync(c.h_status, c.status, sizeof(GpuMeshStatus), cudaMemcpyDeviceToHost, stream));
-  SP_CUDA_CHECK(cudaLaunchHostFunc(stream, check_on_host, &c));
-  adopt_host_mesh_kernel<<<64, 256, 0, stream>>>(c.status, c.d_host_tris, c.d_host_tri_count, c.tris, c.tri_count);
-  SP_CUDA_CHECK_LAUNCH();
-  SP_CUDA_CHECK(cudaEventRecord(c.marks[kMesh], stream));
-  const int tri_blocks = int((plan_.max_triangles() + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  color_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.tris, c.tri_count, in,
-                                                                settings_.fill == Fill::centroid, c.colors);
-  SP_CUDA_CHECK_LAUNCH();
-  paint_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.tris, c.tri_count, c.colors, out, plan_.line_q4,
-                                                                plan_.line_color);
-  SP_CUDA_CHECK_LAUNCH();
-  if (plan_.smoothing_q8 > 0) {
-    smooth_kernel<<<grid, block, 0, stream>>>(out, c.smooth, plan_.smoothing_q8, !have_history_);
-    SP_CUDA_CHECK_LAUNCH();
-  }
+                                c.check_stream));
+  SP_CUDA_CHECK(cudaMemcpyAsync(c.h_status, c.status, sizeof(GpuMeshStatus), cudaMemcpyDeviceToHost, c.check_stream));
+  SP_CUDA_CHECK(cudaLaunchHostFunc(c.check_stream, check_on_host, &c));
+  SP_CUDA_CHECK(cudaEventRecord(c.marks[kHostChecked], c.check_stream));
+  shade_cuda(in, out, false, stream);
   SP_CUDA_CHECK(cudaEventRecord(c.marks[kShaded], stream));
+  SP_CUDA_CHECK(cudaStreamWaitEvent(c.check_stream, c.marks[kShaded]));
+  adopt_host_mesh_kernel<<<64, 256, 0, c.check_stream>>>(c.status, c.d_host_tris, c.d_host_tri_count, c.tris,
+                                                          c.tri_count);
+  SP_CUDA_CHECK_LAUNCH();
+  shade_cuda(in, out, true, c.check_stream);
+  SP_CUDA_CHECK(cudaEventRecord(c.marks[kAdopted], c.check_stream));
+  SP_CUDA_CHECK(cudaStreamWaitEvent(stream, c.marks[kAdopted]));
+  SP_CUDA_CHECK(cudaEventRecord(c.marks[kDone], stream));
   if (settings_.voronoi_check) {  // after the frame's own work, so the stage's phases stay comparable
     SP_CUDA_CHECK(cudaEventRecord(c.voronoi_marks[0], stream));
     if (settings_.mesh == MeshRoute::squares) {  // the labels and squares are this frame's already

@@ -9,14 +9,18 @@ StageCounters LowpolyStage::counters() const {
   if (backend_ == Backend::cpu || !cuda_) return cpu_counters_;
   CudaState& c = *cuda_;
   // Phase times of the last frame whose events completed; never waits.
-  if (c.recorded && cudaEventQuery(c.marks[kShaded]) == cudaSuccess) {
-    const char* names[kMarks - 1] = {"edges_ms", "points_ms", "grid_ms", "star_ms", "emit_ms", "check_ms", "shading_ms"};
-    for (int i = 0; i + 1 < kMarks; ++i) {
+  if (c.recorded && cudaEventQuery(c.marks[kDone]) == cudaSuccess) {
+    // check_ms (the host's check of the mesh, on its own stream) overlaps shading_ms.
+    const struct {
+      const char* name;
+      CudaMark from, to;
+    } spans[] = {{"edges_ms", kStart, kEdges}, {"points_ms", kEdges, kPoints}, {"grid_ms", kPoints, kGrid},
+                 {"star_ms", kGrid, kStar},    {"emit_ms", kStar, kEmit},     {"mesh_ms", kPoints, kEmit},
+                 {"shading_ms", kEmit, kShaded}, {"check_ms", kEmit, kHostChecked}, {"join_ms", kShaded, kDone}};
+    for (const auto& span : spans) {
       float ms = 0;
-      if (cudaEventElapsedTime(&ms, c.marks[i], c.marks[i + 1]) == cudaSuccess) c.cached[names[i]] = ms;
+      if (cudaEventElapsedTime(&ms, c.marks[span.from], c.marks[span.to]) == cudaSuccess) c.cached[span.name] = ms;
     }
-    float mesh_ms = 0;
-    if (cudaEventElapsedTime(&mesh_ms, c.marks[kPoints], c.marks[kMesh]) == cudaSuccess) c.cached["mesh_ms"] = mesh_ms;
     c.cached["points"] = c.points;
     c.cached["triangles"] = c.triangles;
     c.cached["points_dropped"] = c.dropped;
@@ -68,9 +72,7 @@ const std::vector<Triangle>& LowpolyStage::mesh() const {
 
 std::vector<int32_t> LowpolyStage::voronoi_labels() const {
   if (backend_ != Backend::cuda || !cuda_) return cpu_labels_;
-  std::vector<int32_t> out(cuda_->voronoi.label_count());
-  SP_CUDA_CHECK(cudaMemcpy(out.data(), cuda_->voronoi.labels(), out.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
-  return out;
+  return cuda_->voronoi.read_labels();
 }
 
 SquareStats LowpolyStage::square_stats() const {

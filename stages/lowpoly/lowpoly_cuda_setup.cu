@@ -24,6 +24,7 @@ void LowpolyStage::release_cuda() {
   cudaFreeHost(cuda_->h_tris);
   for (cudaEvent_t e : cuda_->marks)
     if (e) cudaEventDestroy(e);
+  if (cuda_->check_stream) cudaStreamDestroy(cuda_->check_stream);
   delete cuda_;
   cuda_ = nullptr;
 }
@@ -72,6 +73,7 @@ void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
     for (cudaEvent_t& e : c.voronoi_marks) SP_CUDA_CHECK(cudaEventCreate(&e));
   }
   for (cudaEvent_t& e : c.marks) SP_CUDA_CHECK(cudaEventCreate(&e));
+  SP_CUDA_CHECK(cudaStreamCreateWithFlags(&c.check_stream, cudaStreamNonBlocking));
   c.plan = &plan_;
   c.mesh = &mesh_;
 }

@@ -15,8 +15,9 @@
 
 namespace sp::lowpoly {
 
-// CUDA events recorded after each phase of a frame.
-enum CudaMark { kStart, kEdges, kPoints, kGrid, kStar, kEmit, kMesh, kShaded, kMarks };
+// CUDA events recorded after each phase of a frame. kHostChecked and kAdopted
+// are on the check stream, which runs beside the shading (process_cuda).
+enum CudaMark { kStart, kEdges, kPoints, kGrid, kStar, kEmit, kShaded, kHostChecked, kAdopted, kDone, kMarks };
 
 struct LowpolyStage::CudaState {
   uint8_t *luma = nullptr, *edge = nullptr, *flags = nullptr, *tile_changed = nullptr;
@@ -51,6 +52,7 @@ struct LowpolyStage::CudaState {
   int* d_host_tri_count = nullptr;
   Triangle* d_host_tris = nullptr;
   cudaEvent_t marks[kMarks] = {};
+  cudaStream_t check_stream = nullptr;
   bool recorded = false;
   // Written by the host function, read by counters().
   const FramePlan* plan = nullptr;
