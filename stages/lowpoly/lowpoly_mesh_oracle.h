@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "stages/lowpoly/lowpoly_delaunay.h"
@@ -45,6 +46,21 @@ inline std::vector<uint32_t> random_points(int w, int h, int n, int spacing, std
     while (!s.insert(pack_xy(1 + int(rng() % uint64_t(w - 1)), 1 + int(rng() % uint64_t(h - 1)))).second) {
     }
   return {s.begin(), s.end()};
+}
+
+// The random point sets the route tests share: 40 frames from 1x1 to 300x200,
+// up to 800 points, and every third a grid cell far too small or too large
+// (cell 0: the route's own choice). Calls check(points, w, h, cell, what).
+template <class Check>
+void for_random_point_sets(std::mt19937_64& rng, Check check) {
+  for (int trial = 0; trial < 40; ++trial) {
+    const int w = 1 + int(rng() % 300), h = 1 + int(rng() % 200);
+    const int n = int(rng() % 800), spacing = int(1 + rng() % 40);
+    const std::vector<uint32_t> pts = random_points(w, h, n, spacing, rng);
+    const int cell = trial % 3 == 0 ? int(1 + rng() % 60) : 0;
+    check(pts, w, h, cell,
+          std::to_string(w) + "x" + std::to_string(h) + " n=" + std::to_string(n) + " cell=" + std::to_string(cell));
+  }
 }
 
 inline std::vector<uint32_t> grid_points(int w, int h, int step) {

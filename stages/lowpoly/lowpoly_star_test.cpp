@@ -27,19 +27,14 @@ void expect_same_as_incremental(const std::vector<uint32_t>& pts, int w, int h, 
 
 TEST(LowpolyStar, RandomPointsGiveTheIncrementalMesh) {
   std::mt19937_64 rng(fresh_seed());
-  for (int trial = 0; trial < 40; ++trial) {
-    const int w = 1 + int(rng() % 300), h = 1 + int(rng() % 200);
-    const int n = int(rng() % 800), spacing = int(1 + rng() % 40);
-    const std::vector<uint32_t> pts = oracle::random_points(w, h, n, spacing, rng);
-    const int cell = trial % 3 == 0 ? int(1 + rng() % 60) : 0;  // also cells far too small or too large
-    const std::string what = std::to_string(w) + "x" + std::to_string(h) + " n=" + std::to_string(n) +
-                             " cell=" + std::to_string(cell);
+  oracle::for_random_point_sets(rng, [](const std::vector<uint32_t>& pts, int w, int h, int cell,
+                                        const std::string& what) {
     expect_same_as_incremental(pts, w, h, cell, what);
     std::vector<Triangle> star;
     StarMesh s;
     ASSERT_TRUE(s.triangulate(pts, w, h, star, cell));
     if (w * h < 20000) oracle::expect_valid_delaunay(pts, star, w, h);
-  }
+  });
 }
 
 // Lattices: every cell of points is co-circular; the perturbation decides.
