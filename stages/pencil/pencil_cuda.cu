@@ -1,6 +1,7 @@
 // The CUDA backend's orchestration: the stroke branch runs on a second stream,
 // forked from and joined back to the stage's stream by events, while the tone
 // branch (histogram, matching, optional CG solve) runs on the stage's stream.
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -46,12 +47,26 @@ T* upload(ScratchAllocator& scratch, const T* host, size_t count) {
   return device;
 }
 
-// The cost model's plan, unless its diagonal runs would cost the kernel its
-// shared-memory layout (then the plan without them).
+// The 22.5 degree lines on int8 tensor cores where the cost model takes them;
+// SP_PENCIL_TENSOR_CORES=0 turns them off (a benchmark switch: the output is
+// the same bit for bit either way).
+MmaMode tensor_core_mode() {
+  const char* v = std::getenv("SP_PENCIL_TENSOR_CORES");
+  return v && std::strcmp(v, "0") == 0 ? MmaMode::never : MmaMode::automatic;
+}
+
+// The cost model's plan, unless its diagonal runs or its tensor-core
+// directions would cost the kernel its shared-memory layout (then the plan
+// without them).
 gpu::DeviceStrokePlan upload_plan(ScratchAllocator& scratch, const LineKernelSet& k, bool draw) {
-  StrokePlan plan = build_stroke_plan(k);
-  if (plan.diagonal_begin < kDirections) {
-    StrokePlan without = build_stroke_plan(k, DiagonalMode::never);
+  MmaMode mma = tensor_core_mode();
+  StrokePlan plan = build_stroke_plan(k, DiagonalMode::automatic, mma);
+  if (plan.mma_begin < kDirections) {
+    StrokePlan without = build_stroke_plan(k, DiagonalMode::automatic, MmaMode::never);
+    if (!gpu::stroke_layout_at_least(plan, without, draw)) plan = std::move(without), mma = MmaMode::never;
+  }
+  if (plan.diagonal_begin < plan.mma_begin) {
+    StrokePlan without = build_stroke_plan(k, DiagonalMode::never, mma);
     if (!gpu::stroke_layout_at_least(plan, without, draw)) plan = std::move(without);
   }
   return gpu::device_plan_view(plan, upload(scratch, plan.words.data(), plan.words.size()));

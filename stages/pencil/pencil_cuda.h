@@ -17,7 +17,9 @@ struct DeviceStrokePlan {
   int begin[kDirections + 1] = {};
   int order[kDirections] = {};
   int row_directions = 0;
-  int diagonal_begin = kDirections;  // order[diagonal_begin..]: diagonal running sums, after both passes
+  int diagonal_begin = kDirections;  // order[diagonal_begin..mma_begin): diagonal running sums, after both passes
+  int mma_begin = kDirections;         // order[mma_begin..mma_column_begin): tensor cores on the row-major tile
+  int mma_column_begin = kDirections;  // order[mma_column_begin..]: tensor cores on the transposed tile
   int half_length = 0;
   int pitch = 0;  // bytes per tile row
   // Set by prepare_stroke_plan:

@@ -57,8 +57,11 @@ void expect_plan_tiles_equal_convolution(const LineKernelSet& k, const StrokePla
     std::vector<uint16_t> prefix(stroke_prefix_bytes(half) / 2, 0x5A5A);  // garbage: the model fills it
     std::vector<uint32_t> out(kPlanTile * kPlanTile);
     for (int s = 0; s < kDirections; ++s) {
-      const bool by_rows = s < plan.row_directions;
-      if (s >= plan.diagonal_begin)  // outputs in the column-pass layout
+      const bool mma = s >= plan.mma_begin;
+      const bool by_rows = mma ? s < plan.mma_column_begin : s < plan.row_directions;
+      if (mma)
+        stroke_plan_mma_model(plan, s, by_rows ? rows : columns, out.data());
+      else if (s >= plan.diagonal_begin)  // outputs in the column-pass layout
         stroke_plan_diagonal_model(plan, s, values.data(), prefix.data(), out.data());
       else
         stroke_plan_tile_model(plan, s, by_rows ? rows : columns, out.data());
@@ -75,18 +78,22 @@ void expect_plan_tiles_equal_convolution(const LineKernelSet& k, const StrokePla
 // The CUDA blocks' arithmetic (the plan walked by pencil_stroke_simd.h over a
 // byte tile laid out as in shared memory, pad and slack bytes random) equals
 // the integer convolution at every output of a tile, also at the largest
-// values; with the diagonal runs off and as the cost model picks them.
+// values; with the diagonal runs off, as the cost model picks them, and with
+// the tensor-core directions as the cost model picks them.
 TEST(PencilPlan, TileResponsesEqualIntegerConvolution) {
   const uint64_t seed = test::fresh_seed();
   std::mt19937_64 rng(seed);
   struct Case { int half, width; };
   for (const Case c : {Case{1, 0}, Case{1, 2}, Case{3, 2}, Case{5, 1}, Case{18, 0}, Case{18, 1}, Case{32, 1},
                        Case{36, 3}, Case{64, 0}, Case{64, 3}})
-    for (DiagonalMode mode : {DiagonalMode::never, DiagonalMode::automatic}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      const DiagonalMode mode = variant == 0 ? DiagonalMode::never : DiagonalMode::automatic;
+      const MmaMode mma = variant == 2 ? MmaMode::automatic : MmaMode::never;
       SCOPED_TRACE(testing::Message() << "seed " << seed << " half " << c.half << " width " << c.width
-                                      << (mode == DiagonalMode::never ? " no diagonal runs" : " automatic"));
+                                      << (variant == 0 ? " no diagonal runs" : " automatic")
+                                      << (variant == 2 ? " with tensor cores" : ""));
       const LineKernelSet k = build_line_kernels(c.half, c.width);
-      expect_plan_tiles_equal_convolution(k, build_stroke_plan(k, mode), rng);
+      expect_plan_tiles_equal_convolution(k, build_stroke_plan(k, mode, mma), rng);
     }
 }
 

@@ -1,7 +1,8 @@
 // Stroke branch on CUDA: 8 line responses + argmax (one kernel), drawing
 // convolution + sum + frame range (one kernel). The line convolutions follow a
-// StrokePlan (pencil_stroke_plan.h): byte dot products (dp4a) on byte tiles
-// in shared memory, exact, so results equal the CPU's bit for bit.
+// StrokePlan (pencil_stroke_plan.h): byte dot products (dp4a), running sums
+// and int8 tensor-core products on byte tiles in shared memory, all exact
+// integer sums, so results equal the CPU's bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -10,12 +11,29 @@
 #include "pipeline/cuda_check.h"
 #include "stages/pencil/pencil_cuda.h"
 #include "stages/pencil/pencil_stroke_device.cuh"
+#include "stages/pencil/pencil_stroke_mma_device.cuh"
 
 namespace sp::pencil::gpu {
 
 namespace {
 
 using namespace stroke;
+
+// Tensor-core directions [first, last) of one pass into the argmax keys in the
+// exchange: the two warp groups take alternate directions (each covers the tile).
+template <bool kShared>
+__device__ void mma_classify(const uint8_t* tile, const DeviceStrokePlan& p, const uint32_t* plan, int first, int last,
+                             bool transposed, uint32_t* exchange) {
+  const int group = (threadIdx.x >> 5) / kMmaWarpsPerGroup;
+  for (int s = first + group; s < last; s += kStrokeThreads / 32 / kMmaWarpsPerGroup) {
+    MmaAccumulators c;
+    mma_clear(c);
+    mma_lines<kShared>(tile, p.pitch, plan, p.begin[s], p.begin[s + 1], 0, 1, c);
+    const uint32_t tag = 7u - p.order[s];
+    mma_hand_over(c, exchange, kExchangePitch, transposed,
+                  [&](int slot, uint32_t total) { atomicMax(exchange + slot, total * 8u + tag); });
+  }
+}
 
 template <bool kShared>
 __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_kernel(const uint16_t* __restrict__ gradient, int w, int h,
@@ -44,9 +62,17 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_k
 #pragma unroll
     for (int r = 0; r < kRun; ++r) exchange[o.across * kExchangePitch + o.along0 + r] = key[r];
   }
+  if (p.mma_begin < p.mma_column_begin) {
+    __syncthreads();
+    mma_classify<kShared>(tile, p, plan, p.mma_begin, p.mma_column_begin, false, exchange);
+  }
   __syncthreads();
   load_byte_tile(gradient, w, h, k, pitch, true, tile);
   __syncthreads();
+  if (p.mma_column_begin < kDirections) {
+    mma_classify<kShared>(tile, p, plan, p.mma_column_begin, kDirections, true, exchange);
+    __syncthreads();
+  }
   const int base = (o.across + k) * pitch + o.along0 + k;  // column o.across, rows o.along0..
 #pragma unroll
   for (int r = 0; r < kRun; ++r) key[r] = exchange[(o.along0 + r) * kExchangePitch + o.across];
@@ -59,7 +85,7 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_k
   // Diagonal directions: their prefix tile overwrites the byte tile, so the
   // output's own gradient is read again from global memory (L2) below.
   uint16_t* prefix = reinterpret_cast<uint16_t*>(smem);
-  for (int s = p.diagonal_begin; s < kDirections; ++s) {
+  for (int s = p.diagonal_begin; s < p.mma_begin; ++s) {
     __syncthreads();
     build_prefix(k, diagonal_step(p.order[s]), prefix, [&](auto store) {
       load_tile_words(gradient, w, h, k, [&](int ty, int tx, uint16_t v) { store(ty, tx, uint8_t(v)); });
@@ -69,7 +95,7 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_k
 #pragma unroll
     for (int r = 0; r < kRun; ++r) key[r] = max(key[r], total[r] * 8u + tag);
   }
-  const bool tile_kept = p.diagonal_begin == kDirections;
+  const bool tile_kept = p.diagonal_begin == p.mma_begin;
   const int x = blockIdx.x * kTile + o.across;
 #pragma unroll
   for (int r = 0; r < kRun; ++r) {
@@ -96,16 +122,8 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) draw_kerne
   const int side = kTile + 2 * k;
   if constexpr (kClasses) load_tile_words(classified, w, h, k, [&](int ty, int tx, uint16_t v) { words[ty * side + tx] = v; });
   const int base = (o.across + k) * pitch + o.along0 + k;  // same formula in both passes
-  uint32_t sum[kRun], total[kRun];
-#pragma unroll
-  for (int r = 0; r < kRun; ++r) sum[r] = 0;
-  for (int s = 0; s < p.diagonal_begin; ++s) {
-    const int d = p.order[s];
-    const bool transposed = s >= p.row_directions;
-    if (s == p.row_directions) {  // row pass done: hand its sums over through shared memory
-#pragma unroll
-      for (int r = 0; r < kRun; ++r) exchange[o.across * kExchangePitch + o.along0 + r] = sum[r];
-    }
+  // Direction d's class-masked byte tile, row-major or transposed; synchronized on both sides.
+  auto masked_tile = [&](int d, bool transposed) {
     __syncthreads();
     if constexpr (kClasses) {
       build_masked_tile(words, k, pitch, transposed, d, tile);
@@ -115,25 +133,44 @@ __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) draw_kerne
       });
     }
     __syncthreads();
-    if (s == p.row_directions) {
+  };
+  uint32_t sum[kRun], total[kRun];
 #pragma unroll
-      for (int r = 0; r < kRun; ++r) sum[r] = exchange[(o.along0 + r) * kExchangePitch + o.across];
-    }
+  for (int r = 0; r < kRun; ++r) sum[r] = 0;
+  for (int s = 0; s < p.row_directions; ++s) {
+    masked_tile(p.order[s], false);
     simd::direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
 #pragma unroll
     for (int r = 0; r < kRun; ++r) sum[r] += total[r];
   }
-  if (p.row_directions == p.diagonal_begin) {  // no column pass: sums are still in row layout
-    __syncthreads();
+  // Row pass done: its sums go through shared memory, where the tensor-core
+  // directions of both passes add theirs (each warp group half of the lines).
 #pragma unroll
-    for (int r = 0; r < kRun; ++r) exchange[o.across * kExchangePitch + o.along0 + r] = sum[r];
-    __syncthreads();
+  for (int r = 0; r < kRun; ++r) exchange[o.across * kExchangePitch + o.along0 + r] = sum[r];
+  const int group = (threadIdx.x >> 5) / kMmaWarpsPerGroup, groups = kStrokeThreads / 32 / kMmaWarpsPerGroup;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int first = pass == 0 ? p.mma_begin : p.mma_column_begin, last = pass == 0 ? p.mma_column_begin : kDirections;
+    if (first == last) continue;
+    MmaAccumulators c;
+    mma_clear(c);
+    for (int s = first; s < last; ++s) {
+      masked_tile(p.order[s], pass == 1);
+      mma_lines<kShared>(tile, pitch, plan, p.begin[s], p.begin[s + 1], group, groups, c);
+    }
+    mma_hand_over(c, exchange, kExchangePitch, pass == 1, [&](int slot, uint32_t v) { atomicAdd(exchange + slot, v); });
+  }
+  __syncthreads();
 #pragma unroll
-    for (int r = 0; r < kRun; ++r) sum[r] = exchange[(o.along0 + r) * kExchangePitch + o.across];
+  for (int r = 0; r < kRun; ++r) sum[r] = exchange[(o.along0 + r) * kExchangePitch + o.across];
+  for (int s = p.row_directions; s < p.diagonal_begin; ++s) {
+    masked_tile(p.order[s], true);
+    simd::direction_total<kShared>(tile, base, plan, p.begin[s], p.begin[s + 1], total);
+#pragma unroll
+    for (int r = 0; r < kRun; ++r) sum[r] += total[r];
   }
   // Diagonal directions (column-pass layout), each from its prefix tile over the tile and the exchange.
   uint16_t* prefix = reinterpret_cast<uint16_t*>(smem);
-  for (int s = p.diagonal_begin; s < kDirections; ++s) {
+  for (int s = p.diagonal_begin; s < p.mma_begin; ++s) {
     const int d = p.order[s];
     __syncthreads();
     build_prefix(k, diagonal_step(d), prefix, [&](auto store) {
@@ -186,6 +223,8 @@ DeviceStrokePlan device_plan_view(const StrokePlan& plan, const uint32_t* device
   for (int i = 0; i < kDirections; ++i) d.order[i] = plan.order[i];
   d.row_directions = plan.row_directions;
   d.diagonal_begin = plan.diagonal_begin;
+  d.mma_begin = plan.mma_begin;
+  d.mma_column_begin = plan.mma_column_begin;
   d.half_length = plan.half_length;
   d.pitch = plan.pitch;
   return d;

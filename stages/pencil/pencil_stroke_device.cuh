@@ -98,7 +98,7 @@ __host__ __device__ inline size_t exchange_offset(int half) { return size_t(stro
 __host__ __device__ inline size_t plan_offset(const DeviceStrokePlan& p) {
   const size_t passes = exchange_offset(p.half_length) + (size_t(kTile) * kExchangePitch * 4 + 15) / 16 * 16;
   const size_t prefix = size_t(stroke_prefix_bytes(p.half_length));
-  return p.diagonal_begin < kDirections && prefix > passes ? prefix : passes;
+  return p.diagonal_begin < p.mma_begin && prefix > passes ? prefix : passes;
 }
 __host__ __device__ inline size_t class_offset(const DeviceStrokePlan& p, int plan_words) {
   return plan_offset(p) + size_t(plan_words) * 4;

@@ -6,6 +6,8 @@
 
 #include "stages/pencil/pencil_stroke_diagonal.h"
 #include "stages/pencil/pencil_stroke_diagonal_plan.h"
+#include "stages/pencil/pencil_stroke_mma.h"
+#include "stages/pencil/pencil_stroke_mma_plan.h"
 #include "stages/pencil/pencil_stroke_simd.h"
 
 namespace sp::pencil {
@@ -117,7 +119,7 @@ std::vector<int> dense_kernel(const LineKernelSet& k, int d) {
   return dense;
 }
 
-StrokePlan build_stroke_plan(const LineKernelSet& k, DiagonalMode diagonal) {
+StrokePlan build_stroke_plan(const LineKernelSet& k, DiagonalMode diagonal, MmaMode mma) {
   // Key of the classify argmax: total * 8 + (7 - d) must fit in uint32.
   if (double(k.max_kernel_sum) * kGradientMask * 8 >= 4294967296.0)
     throw std::invalid_argument("pencil: line kernels too large for the CUDA plan");
@@ -126,7 +128,10 @@ StrokePlan build_stroke_plan(const LineKernelSet& k, DiagonalMode diagonal) {
   plan.pitch = stroke_tile_pitch(k.half_length);
   std::array<std::vector<Chunk>, kDirections> chunks;
   std::array<std::vector<DiagonalRun>, kDirections> runs;
-  std::array<int, kDirections> pass{};  // 0 rows, 1 columns, 2 diagonal runs
+  std::array<MmaDirection, kDirections> mmas;
+  // 0 rows, 1 columns, 2 diagonal runs, 3 mma on rows, 4 mma on columns
+  constexpr int kPasses = 5;
+  std::array<int, kDirections> pass{};
   for (int d = 0; d < kDirections; ++d) {
     double row_cost, column_cost;
     std::vector<Chunk> rows = chunk_direction(k, d, true, &row_cost);
@@ -139,21 +144,44 @@ StrokePlan build_stroke_plan(const LineKernelSet& k, DiagonalMode diagonal) {
       const double diagonal_total = diagonal_cost(runs[d].size(), k.half_length);
       if (diagonal == DiagonalMode::always || diagonal_total < cost) pass[d] = 2, cost = diagonal_total;
     }
+    if (d % 2 == 1 && mma != MmaMode::never) {
+      const std::vector<int> dense = dense_kernel(k, d);
+      MmaDirection by_rows = mma_direction(dense, k.half_length, plan.pitch, true);
+      MmaDirection by_columns = mma_direction(dense, k.half_length, plan.pitch, false);
+      const bool rows_cheaper = by_rows.cost_per_thread <= by_columns.cost_per_thread;
+      MmaDirection& best = rows_cheaper ? by_rows : by_columns;
+      if (mma == MmaMode::always || best.cost_per_thread < cost) {
+        pass[d] = rows_cheaper ? 3 : 4;
+        cost = best.cost_per_thread;
+        mmas[d] = std::move(best);
+      }
+    }
     plan.cost_per_thread += cost;
   }
   int slot = 0;
-  for (int p = 0; p < 3; ++p)
+  std::array<int, kPasses> first{};
+  for (int p = 0; p < kPasses; ++p) {
+    first[p] = slot;
     for (int d = 0; d < kDirections; ++d) {
       if (pass[d] != p) continue;
-      if (p == 2 && plan.diagonal_begin == kDirections) plan.diagonal_begin = slot;
       plan.order[slot] = uint8_t(d);
       plan.begin[slot] = int(plan.words.size());
       ++slot;
-      if (p == 0) ++plan.row_directions;
       if (p == 2) {
         append_diagonal_records(runs[d], k.half_length, diagonal_step(d), plan.words);
         plan.diagonal_runs_per_output += double(runs[d].size());
         for (const DiagonalRun& r : runs[d]) plan.taps_per_output += r.hi - r.lo + 1;
+        continue;
+      }
+      if (p >= 3) {
+        plan.words.insert(plan.words.end(), mmas[d].words.begin(), mmas[d].words.end());
+        plan.mma_per_tile += double(mmas[d].k_blocks) * (kPlanTile / 16) * (kPlanTile / 8);
+        for (size_t i = 0; i < mmas[d].words.size();) {  // nonzero weight bytes of each record
+          const int record = int(mmas[d].words[i + 2]);
+          for (int w = kMmaHeaderWords; w < record; ++w)
+            for (int b = 0; b < 4; ++b) plan.taps_per_output += ((mmas[d].words[i + w] >> (8 * b)) & 255u) != 0;
+          i += size_t(record);
+        }
         continue;
       }
       for (const Chunk& c : chunks[d]) {
@@ -173,6 +201,11 @@ StrokePlan build_stroke_plan(const LineKernelSet& k, DiagonalMode diagonal) {
         for (int j = 0; j < taps; ++j) plan.taps_per_output += c.weights[is_box ? 0 : j] != 0;
       }
     }
+  }
+  plan.row_directions = first[1];
+  plan.diagonal_begin = first[2];
+  plan.mma_begin = first[3];
+  plan.mma_column_begin = first[4];
   plan.begin[kDirections] = int(plan.words.size());
   return plan;
 }

@@ -27,6 +27,10 @@
 // (pencil_stroke_diagonal.h). Lu's diagonal kernels are equal-weight along
 // each diagonal except for at most one tapered tap at each end, so a kernel of
 // ~(2k+1) x (2w+3) taps becomes ~(2w+3) runs plus a few single taps.
+//
+// The 22.5 degree families (directions 1, 3, 5, 7) can instead be "mma"
+// directions: each line of the kernel along the pass axis is a Toeplitz block
+// of an int8 tensor-core product (pencil_stroke_mma.h), exact like the rest.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -47,6 +51,8 @@ constexpr int kDiagonalRecordWords = 4;  // {offset of the run's last tap, offse
 // Whether the 45/135 degree lines use diagonal running sums: when the cost
 // model says they are cheaper (automatic), or forced either way (tests).
 enum class DiagonalMode { automatic, always, never };
+// Whether directions 1, 3, 5, 7 use int8 tensor cores: by the cost model, or forced.
+enum class MmaMode { automatic, always, never };
 
 struct StrokePlan {
   int half_length = 0;
@@ -57,20 +63,29 @@ struct StrokePlan {
   // output's own tile byte, in the layout of the direction's pass.
   std::vector<uint32_t> words;
   std::array<int, kDirections + 1> begin{};  // records of order[i]: [begin[i], begin[i+1])
-  std::array<uint8_t, kDirections> order{};  // row directions, column directions, diagonal directions
+  // row directions, column directions, diagonal directions, mma row directions, mma column directions
+  std::array<uint8_t, kDirections> order{};
   int row_directions = 0;
-  // order[diagonal_begin..] are diagonal directions: records of
+  // order[diagonal_begin..mma_begin) are diagonal directions: records of
   // kDiagonalRecordWords, offsets in uint16 entries of the prefix tile
   // (pencil_stroke_diagonal.h) relative to the output's own entry.
   int diagonal_begin = kDirections;
+  // order[mma_begin..mma_column_begin) are mma directions on the row-major
+  // tile, order[mma_column_begin..] on the transposed tile: one record per
+  // kernel line (pencil_stroke_mma.h).
+  int mma_begin = kDirections;
+  int mma_column_begin = kDirections;
   // Planned work per output (for the docs/bench notes): dot products incl.
   // zero padding (a box: 1 per output), diagonal runs (2 prefix lookups
   // each), taps; and the cost model's issue slots per thread (16 outputs),
   // prefix builds included.
   double dots_per_output = 0, diagonal_runs_per_output = 0, taps_per_output = 0, cost_per_thread = 0;
+  // mma instructions per 64 x 64 tile (all mma directions: lines x K blocks x 32 blocks).
+  double mma_per_tile = 0;
 };
 
-StrokePlan build_stroke_plan(const LineKernelSet& kernels, DiagonalMode diagonal = DiagonalMode::automatic);
+StrokePlan build_stroke_plan(const LineKernelSet& kernels, DiagonalMode diagonal = DiagonalMode::automatic,
+                             MmaMode mma = MmaMode::never);
 SP_HD int stroke_tile_side(int half_length) { return kPlanTile + 2 * half_length; }
 // Bytes per tile row: a multiple of 4 with pitch / 4 odd.
 SP_HD int stroke_tile_pitch(int half_length) { return 4 * (((stroke_tile_side(half_length) + 3) / 4) | 1); }
@@ -90,5 +105,9 @@ void stroke_plan_tile_model(const StrokePlan& plan, int order_index, const uint8
 // walked as on the GPU); out[y * kPlanTile + x] (column-pass layout).
 void stroke_plan_diagonal_model(const StrokePlan& plan, int order_index, const uint8_t* values, uint16_t* prefix,
                                 uint32_t* out);
+// The same for an mma direction (pencil_stroke_mma_model.cpp): `tile` as for
+// stroke_plan_tile_model (the direction's pass layout); the lanes' fragments
+// are built by the GPU's code and the mma is emulated from the PTX layout.
+void stroke_plan_mma_model(const StrokePlan& plan, int order_index, const uint8_t* tile, uint32_t* out);
 
 }  // namespace sp::pencil
