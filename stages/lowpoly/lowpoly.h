@@ -130,7 +130,8 @@ class LowpolyStage final : public Stage {
   // route as failed (exercises the fallbacks; before configure()).
   void force_mesh_fallback_for_testing(bool on) { force_fallback_ = on; }
   // Test hook: build the device mesh with one thread per vertex (not the automatic choice; before configure()).
-  void use_thread_per_vertex_mesh_for_testing(bool on) { thread_per_vertex_ = on; }
+  // 0: the size-dependent choice; 1: one thread per vertex; 4..32: lanes per vertex.
+  void set_mesh_lanes_for_testing(int lanes) { lanes_per_vertex_ = lanes; }
   const FramePlan& plan() const { return plan_; }
 
   struct CpuState;
@@ -150,7 +151,8 @@ class LowpolyStage final : public Stage {
   Backend backend_ = Backend::cpu;
   MeshBuilder mesh_;
   bool have_history_ = false;
-  bool force_fallback_ = false, thread_per_vertex_ = false;
+  bool force_fallback_ = false;
+  int lanes_per_vertex_ = 0;
   StageCounters cpu_counters_;
   std::vector<int32_t> cpu_labels_;
   SquareStats cpu_square_stats_;

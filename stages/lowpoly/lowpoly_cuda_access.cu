@@ -28,7 +28,7 @@ StageCounters LowpolyStage::counters() const {
     c.cached["fallback_host_ms"] = c.host_ms;
     c.cached["long_rings"] = c.long_rings;
     c.cached["in_circle_tests"] = c.tests;
-    c.cached["warp_per_vertex"] = c.gpu_mesh.warp_per_vertex() ? 1.0 : 0.0;
+    c.cached["lanes_per_vertex"] = c.gpu_mesh.lanes_per_vertex();
     if (settings_.voronoi_check && cudaEventQuery(c.voronoi_marks[4]) == cudaSuccess) {
       const char* vnames[3] = {"jfa_ms", "squares_ms", "square_compare_ms"};
       for (int i = 0; i < 3; ++i) {

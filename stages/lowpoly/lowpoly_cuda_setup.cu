@@ -59,7 +59,7 @@ void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
   SP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.d_host_tris), c.h_tris, 0));
   c.status = scratch.allocate_array<GpuMeshStatus>(1);
   c.gpu_mesh.configure(plan_, scratch);
-  if (thread_per_vertex_) c.gpu_mesh.set_warp_per_vertex(false);
+  if (lanes_per_vertex_ > 0) c.gpu_mesh.set_lanes_per_vertex(lanes_per_vertex_);
   const int max_vertices = int(plan_.border.size()) + plan_.capacity;
   if (settings_.mesh == MeshRoute::squares) {
     c.repair.configure(max_vertices, scratch);

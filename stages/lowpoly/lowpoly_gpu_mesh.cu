@@ -91,31 +91,33 @@ __global__ void star_kernel(VertexGrid g, const uint32_t* points, const uint32_t
   atomicAdd(&status->in_circle_tests, (unsigned long long)tests);
 }
 
-// One warp per vertex (the default): same outputs as star_kernel.
-__global__ void star_warp_kernel(VertexGrid g, const uint32_t* points, const uint32_t* border, int border_count,
-                                 int max_vertices, GpuMeshStatus* status, uint32_t* first_out, uint32_t* ring,
-                                 int32_t* ring_length, int32_t* owned_out) {
-  const int i = int((size_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5);
-  const bool leader = (threadIdx.x & 31) == 0;
-  if (i >= max_vertices) return;  // whole warps
+// One group of kLanes lanes per vertex: same outputs as star_kernel.
+template <int kLanes>
+__global__ void star_group_kernel(VertexGrid g, const uint32_t* points, const uint32_t* border, int border_count,
+                                  int max_vertices, GpuMeshStatus* status, uint32_t* first_out, uint32_t* ring,
+                                  int32_t* ring_length, int32_t* owned_out) {
+  using Group = LaneGroup<kLanes>;
+  const int i = int((size_t(blockIdx.x) * blockDim.x + threadIdx.x) / kLanes);
+  const bool leader = Group::lane() == 0;
+  if (i >= max_vertices) return;  // whole groups
   const int n = status->points;
   if (i >= n) {
     if (leader) owned_out[i] = 0;
     return;
   }
   const uint32_t p = points[i];
-  const uint32_t first = i < border_count ? border[(i + 1) % border_count] : warp_nearest(g, p, kStarRadius);
+  const uint32_t first = i < border_count ? border[(i + 1) % border_count] : group_nearest<kLanes>(g, p, kStarRadius);
   const uint32_t last = i < border_count ? border[(i + border_count - 1) % border_count] : kNoVertex;
   uint32_t* slots = ring + size_t(i) * GpuMesh::kRingSlots;
   int length = 0, owned = 0, tests = 0;
   const int steps = walk_ring(
-      first, last, n, [&](uint32_t q) { return warp_third_vertex(g, p, q, kStarRadius, &tests); },
+      first, last, n, [&](uint32_t q) { return group_third_vertex<kLanes>(g, p, q, kStarRadius, &tests); },
       [&](uint32_t q, uint32_t r) {
         if (leader && length < GpuMesh::kRingSlots) slots[length] = r;
         ++length;
         owned += owns_triangle(p, q, r);
       });
-  for (int o = 16; o > 0; o >>= 1) tests += __shfl_xor_sync(0xFFFFFFFFu, tests, o);
+  tests = Group::sum(tests);
   if (!leader) return;
   first_out[i] = first;
   ring_length[i] = steps;
@@ -123,6 +125,16 @@ __global__ void star_warp_kernel(VertexGrid g, const uint32_t* points, const uin
   if (steps < 0) atomicOr(&status->failed, 1);
   if (steps > GpuMesh::kRingSlots) atomicAdd(&status->long_rings, 1);
   atomicAdd(&status->in_circle_tests, (unsigned long long)tests);
+}
+
+template <int kLanes>
+void launch_star_groups(const VertexGrid& g, const uint32_t* points, const uint32_t* border, int border_count,
+                        int max_vertices, GpuMeshStatus* status, uint32_t* first, uint32_t* ring, int32_t* ring_length,
+                        int32_t* owned, cudaStream_t stream) {
+  constexpr int kBlock = 128;
+  const int blocks = int((size_t(max_vertices) * kLanes + kBlock - 1) / kBlock);
+  star_group_kernel<kLanes><<<blocks, kBlock, 0, stream>>>(g, points, border, border_count, max_vertices, status, first,
+                                                           ring, ring_length, owned);
 }
 
 __global__ void emit_kernel(VertexGrid g, const uint32_t* points, const uint32_t* border, int border_count,
@@ -199,7 +211,7 @@ void GpuMesh::configure(const FramePlan& plan, ScratchAllocator& scratch) {
   int device = 0, sms = 0;
   SP_CUDA_CHECK(cudaGetDevice(&device));
   SP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  warp_per_vertex_ = max_vertices <= size_t(sms) * 128;
+  lanes_per_vertex_ = max_vertices <= size_t(sms) * 128 ? 8 : 4;
 }
 
 MeshWorkspace GpuMesh::workspace() const {
@@ -231,15 +243,18 @@ void GpuMesh::build_grid(const int32_t* selected, const int* num_selected, GpuMe
 void GpuMesh::walk_stars(GpuMeshStatus* status, cudaStream_t stream) {
   const size_t max_vertices = size_t(border_) + capacity_;
   const VertexGrid g = workspace().grid;
-  if (warp_per_vertex_) {
-    constexpr int kWarpBlock = 128;  // 4 vertices per block
-    const int blocks = int((max_vertices * 32 + kWarpBlock - 1) / kWarpBlock);
-    star_warp_kernel<<<blocks, kWarpBlock, 0, stream>>>(g, points_, border_ring_, border_, int(max_vertices), status,
-                                                        first_, ring_, ring_length_, owned_);
-  } else {
-    star_kernel<<<blocks_for(max_vertices), kThreads, 0, stream>>>(g, points_, border_ring_, border_,
-                                                                    int(max_vertices), status, first_, ring_,
-                                                                    ring_length_, owned_);
+  const int n = int(max_vertices);
+  const auto groups = [&](auto launch) {
+    launch(g, points_, border_ring_, border_, n, status, first_, ring_, ring_length_, owned_, stream);
+  };
+  switch (lanes_per_vertex_) {
+    case 32: groups(launch_star_groups<32>); break;
+    case 16: groups(launch_star_groups<16>); break;
+    case 8: groups(launch_star_groups<8>); break;
+    case 4: groups(launch_star_groups<4>); break;
+    default:
+      star_kernel<<<blocks_for(max_vertices), kThreads, 0, stream>>>(g, points_, border_ring_, border_, n, status,
+                                                                      first_, ring_, ring_length_, owned_);
   }
   SP_CUDA_CHECK_LAUNCH();
 }

@@ -76,18 +76,20 @@ class GpuMesh {
     return {points_, first_, ring_, ring_length_, status, border_ + capacity_};
   }
 
-  // One warp per vertex or one thread per vertex. configure() picks warps
-  // while they fit about twice over in the GPU's resident threads (at most
-  // 128 vertices per SM: 1080p on an H100), threads beyond: measured on the
-  // H100, warps 0.19 ms vs threads 0.25 ms at 10.7k vertices, but 0.66 vs
-  // 0.38 ms at 42k (the warp's shuffle rounds cost more once the GPU is full).
-  void set_warp_per_vertex(bool on) { warp_per_vertex_ = on; }
-  bool warp_per_vertex() const { return warp_per_vertex_; }
+  // Lanes per vertex in the star kernel: 32 (a warp), 16, 8, 4, or 1 (the
+  // thread kernel). configure() picks 8 while the vertices number at most 128
+  // per SM (1080p on an H100), 4 beyond. Measured on the H100 (star phase, ms,
+  // 32/16/8/4/1 lanes): 10.7k vertices 0.195/0.150/0.104/0.118/0.656, 25k
+  // 0.415/0.291/0.207/0.185/0.779, 42k 0.670/0.469/0.314/0.237/0.882. A whole
+  // warp spends five shuffle rounds per search on boxes of a few dozen
+  // candidates; one thread alone waits on every load of its searches.
+  void set_lanes_per_vertex(int lanes) { lanes_per_vertex_ = lanes; }
+  int lanes_per_vertex() const { return lanes_per_vertex_; }
 
   static constexpr int kRingSlots = 24;  // neighbours stored per vertex; longer rings are walked again
 
  private:
-  bool warp_per_vertex_ = true;
+  int lanes_per_vertex_ = 32;
   int width_ = 0, height_ = 0, border_ = 0, capacity_ = 0, cell_ = 1, cols_ = 0, rows_ = 0;
   size_t max_triangles_ = 0;
   uint32_t* border_ring_ = nullptr;  // border vertices, counter-clockwise

@@ -101,13 +101,13 @@ __global__ void repair_warp_kernel(MeshWorkspace ws, GpuMeshStatus* status, cons
   const int count = min(known_count[i], K);
   const uint32_t *kq = known_q + size_t(i) * K, *kr = known_r + size_t(i) * K;
   Ends ends = known_ends(ws, i, kq, count);
-  if (ends.first == kNoVertex) ends.first = warp_nearest(ws.grid, p, kStarRadius);
+  if (ends.first == kNoVertex) ends.first = group_nearest(ws.grid, p, kStarRadius);
   uint32_t* slots = ws.ring + size_t(i) * GpuMesh::kRingSlots;
   int length = 0, owned = 0, tests = 0;
   RingRepairCounts counts;
   const int steps = repair_ring(
       p, ends.first, ends.last, n, kq, kr, count, &counts,
-      [&](uint32_t q) { return warp_third_vertex(ws.grid, p, q, kStarRadius, &tests); },
+      [&](uint32_t q) { return group_third_vertex(ws.grid, p, q, kStarRadius, &tests); },
       [&](uint32_t q, uint32_t r) {
         if (leader && length < GpuMesh::kRingSlots) slots[length] = r;
         ++length;

@@ -75,18 +75,21 @@ TEST(LowpolyCuda, MatchesCpuOnExtremeDensities) {
   }
 }
 
-// The first device version (one thread per vertex) builds the same mesh.
-TEST(LowpolyCuda, ThreadPerVertexMeshMatchesCpu) {
+// Every group size of the star kernel (one thread, 4 to 32 lanes per vertex) builds the same mesh.
+TEST(LowpolyCuda, EveryLanesPerVertexMeshMatchesCpu) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(fresh_seed());
   for (const auto& [w, h] : {std::pair{1920, 1080}, std::pair{400, 240}}) {
     const HostImage in = test::synthetic_photo(w, h, rng);
     for (const Values& v : {Values{}, Values{{"points", int64_t(3)}, {"border_spacing", int64_t(2)}}}) {
       auto a = make_stage(v);
-      auto b = make_stage(v);
-      b->use_thread_per_vertex_mesh_for_testing(true);
-      expect_same(run_clip_cpu(*a, {in}), run_clip_cuda(*b, {in}), "thread per vertex");
-      EXPECT_EQ(b->mesh_fallbacks(), 0);
+      const ClipResult cpu = run_clip_cpu(*a, {in});
+      for (int lanes : {1, 4, 8, 16, 32}) {
+        auto b = make_stage(v);
+        b->set_mesh_lanes_for_testing(lanes);
+        expect_same(cpu, run_clip_cuda(*b, {in}), std::to_string(lanes) + " lanes per vertex");
+        EXPECT_EQ(b->mesh_fallbacks(), 0);
+      }
     }
   }
 }
