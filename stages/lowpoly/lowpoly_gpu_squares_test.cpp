@@ -13,7 +13,6 @@ namespace {
 using test::fresh_seed;
 using test::HostImage;
 using namespace testing;
-using Values = std::vector<std::pair<std::string, ParamValue>>;
 
 const char* const kRepairCounters[] = {"repair_square_triangles",   "repair_dropped_flipped", "repair_dropped_not_delaunay",
                                        "repair_dropped_duplicates", "repair_kept",            "repair_triangles",

@@ -14,7 +14,6 @@ using test::fresh_seed;
 using test::HostImage;
 using namespace testing;
 
-using Values = std::vector<std::pair<std::string, ParamValue>>;
 
 void expect_same(const ClipResult& cpu, const ClipResult& cuda, const std::string& what) {
   ASSERT_EQ(cpu.frames.size(), cuda.frames.size());

@@ -15,7 +15,6 @@ namespace {
 using test::fresh_seed;
 using test::HostImage;
 using namespace testing;
-using Values = std::vector<std::pair<std::string, ParamValue>>;
 
 Values with_squares(Values v) {
   v.emplace_back("mesh", std::string("squares"));

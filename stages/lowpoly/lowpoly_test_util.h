@@ -20,8 +20,9 @@
 namespace sp::lowpoly::testing {
 
 using test::HostImage;
+using Values = std::vector<std::pair<std::string, ParamValue>>;  // parameter name -> value
 
-inline std::unique_ptr<LowpolyStage> make_stage(const std::vector<std::pair<std::string, ParamValue>>& values = {}) {
+inline std::unique_ptr<LowpolyStage> make_stage(const Values& values = {}) {
   const StageDescriptor d = make_lowpoly_descriptor();
   Params p = default_params(d.params);
   for (const auto& [k, v] : values) {
