@@ -48,11 +48,13 @@ T* upload(ScratchAllocator& scratch, const T* host, size_t count) {
 }
 
 // The 22.5 degree lines on int8 tensor cores where the cost model takes them;
-// SP_PENCIL_TENSOR_CORES=0 turns them off (a benchmark switch: the output is
-// the same bit for bit either way).
+// SP_PENCIL_TENSOR_CORES=0 turns them off, =2 puts the 45/135 degree lines
+// there too (benchmark switches: the output is the same bit for bit).
 MmaMode tensor_core_mode() {
   const char* v = std::getenv("SP_PENCIL_TENSOR_CORES");
-  return v && std::strcmp(v, "0") == 0 ? MmaMode::never : MmaMode::automatic;
+  if (v && std::strcmp(v, "0") == 0) return MmaMode::never;
+  if (v && std::strcmp(v, "2") == 0) return MmaMode::always_all;
+  return MmaMode::automatic;
 }
 
 // The cost model's plan, unless its diagonal runs or its tensor-core

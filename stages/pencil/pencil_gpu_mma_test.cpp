@@ -38,11 +38,13 @@ TEST(PencilGpu, TensorCoreDirectionsAreBitExact) {
   // 1 and 5: forced where the cost model would not pick them.
   for (const Case c : {Case{333, 217, 18, 1}, Case{300, 200, 32, 1}, Case{270, 150, 36, 1}, Case{257, 190, 64, 3},
                        Case{97, 61, 1, 2}, Case{130, 70, 5, 0}})
-    for (DiagonalMode diagonal : {DiagonalMode::automatic, DiagonalMode::never})
+    for (int variant = 0; variant < 3; ++variant)
       for (int trial = 0; trial < 3; ++trial) {  // 0: all 255, 1: sparse, 2: random
+        // 22.5 degree lines on tensor cores with the 45 degree ones as running sums or dp4a; or all six on them.
+        const DiagonalMode diagonal = variant == 1 ? DiagonalMode::never : DiagonalMode::automatic;
+        const MmaMode mma = variant == 2 ? MmaMode::always_all : MmaMode::always;
         SCOPED_TRACE(testing::Message() << "seed " << seed << " " << c.w << "x" << c.h << " half " << c.half
-                                        << " width " << c.width << " diagonal " << (diagonal == DiagonalMode::automatic)
-                                        << " trial " << trial);
+                                        << " width " << c.width << " variant " << variant << " trial " << trial);
         const size_t n = size_t(c.w) * c.h;
         std::vector<uint16_t> grad(n), cls(n);
         std::vector<uint32_t> sp(n);
@@ -56,10 +58,9 @@ TEST(PencilGpu, TensorCoreDirectionsAreBitExact) {
         cpu::classify(grad.data(), c.w, c.h, k1, cls.data(), rows);
         cpu::draw(cls.data(), c.w, c.h, k2, sp.data(), range, rows);
 
-        const StrokePlan p1 = build_stroke_plan(k1, diagonal, MmaMode::always);
-        const StrokePlan p2 = build_stroke_plan(k2, diagonal, MmaMode::always);
-        ASSERT_EQ(p1.mma_begin, kDirections - 4);
-        ASSERT_EQ(p2.mma_begin, kDirections - 4);
+        const StrokePlan p1 = build_stroke_plan(k1, diagonal, mma), p2 = build_stroke_plan(k2, diagonal, mma);
+        ASSERT_EQ(p1.mma_begin, kDirections - (variant == 2 ? 6 : 4));
+        ASSERT_EQ(p2.mma_begin, kDirections - (variant == 2 ? 6 : 4));
         DeviceCopy<uint32_t> w1(p1.words), w2(p2.words), drange(std::vector<uint32_t>(2, 0));
         DeviceCopy<uint16_t> dgrad(grad), dcls(std::vector<uint16_t>(n, 0xFFFF)), dcls_cpu(cls);
         DeviceCopy<uint32_t> dsp(std::vector<uint32_t>(n, 0xA5A5A5A5u));

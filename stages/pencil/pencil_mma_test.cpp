@@ -1,4 +1,5 @@
-// The 22.5 degree lines on int8 tensor cores (StrokePlan's mma directions):
+// The 22.5 degree lines (and, forced, the 45/135 degree ones) on int8 tensor
+// cores (StrokePlan's mma directions):
 // the lanes' fragments (built by the GPU's own code, pencil_stroke_mma.h) and
 // an mma emulated from the PTX ISA's m16n8k32 layout give the direct integer
 // taps of the kernel at every output of a tile, for every line length and
@@ -34,9 +35,10 @@ TEST(PencilMma, ModelEqualsDirectTapsForEverySize) {
     for (int width = 0; width <= kMaxHalfWidth; ++width) {
       SCOPED_TRACE(testing::Message() << "seed " << seed << " half " << half << " width " << width);
       const LineKernelSet k = build_line_kernels(half, width);
-      const StrokePlan plan = build_stroke_plan(k, DiagonalMode::never, MmaMode::always);
-      ASSERT_EQ(plan.mma_begin, kDirections - 4);
-      for (int s = plan.mma_begin; s < kDirections; ++s) ASSERT_EQ(plan.order[s] % 2, 1);
+      // All but the 0 and 90 degree lines (box sums) on the tensor cores.
+      const StrokePlan plan = build_stroke_plan(k, DiagonalMode::never, MmaMode::always_all);
+      ASSERT_EQ(plan.mma_begin, kDirections - 6);
+      for (int s = plan.mma_begin; s < kDirections; ++s) ASSERT_NE(plan.order[s] % 4, 0);
       const int side = stroke_tile_side(half), pitch = plan.pitch;
       std::vector<uint8_t> values(size_t(side) * side);
       const int trial = int(rng() % 4);  // 0: all 255; else random, sometimes sparse (class-masked tiles)
@@ -74,7 +76,8 @@ TEST(PencilMma, ReadsStayInsideTheTileAndTheRecord) {
   for (int half = 1; half <= kMaxHalfLength; ++half)
     for (int width = 0; width <= kMaxHalfWidth; ++width) {
       SCOPED_TRACE(testing::Message() << "half " << half << " width " << width);
-      const StrokePlan plan = build_stroke_plan(build_line_kernels(half, width), DiagonalMode::never, MmaMode::always);
+      const StrokePlan plan =
+          build_stroke_plan(build_line_kernels(half, width), DiagonalMode::never, MmaMode::always_all);
       const int tile_words = stroke_tile_bytes(half) / 4;
       for (int s = plan.mma_begin; s < kDirections; ++s) {
         int i = plan.begin[s];

@@ -144,13 +144,13 @@ StrokePlan build_stroke_plan(const LineKernelSet& k, DiagonalMode diagonal, MmaM
       const double diagonal_total = diagonal_cost(runs[d].size(), k.half_length);
       if (diagonal == DiagonalMode::always || diagonal_total < cost) pass[d] = 2, cost = diagonal_total;
     }
-    if (d % 2 == 1 && mma != MmaMode::never) {
+    if ((d % 2 == 1 || (mma == MmaMode::always_all && d % 4 == 2)) && mma != MmaMode::never) {
       const std::vector<int> dense = dense_kernel(k, d);
       MmaDirection by_rows = mma_direction(dense, k.half_length, plan.pitch, true);
       MmaDirection by_columns = mma_direction(dense, k.half_length, plan.pitch, false);
       const bool rows_cheaper = by_rows.cost_per_thread <= by_columns.cost_per_thread;
       MmaDirection& best = rows_cheaper ? by_rows : by_columns;
-      if (mma == MmaMode::always || best.cost_per_thread < cost) {
+      if (mma == MmaMode::always || mma == MmaMode::always_all || best.cost_per_thread < cost) {
         pass[d] = rows_cheaper ? 3 : 4;
         cost = best.cost_per_thread;
         mmas[d] = std::move(best);
