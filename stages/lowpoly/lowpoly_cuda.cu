@@ -86,54 +86,58 @@ __global__ void select_kernel(const uint8_t* edge, int w, int h, uint32_t edge_w
   flags[size_t(y) * w + x] = select_point(x, y, seed, weight, scale) ? 1 : 0;
 }
 
-// One warp per triangle: lanes stride over the triangle's pixel box.
+// Calls visit(x, y) for this lane's share of the box: its pixels in raster
+// order, 32 apart. The lane steps to its next pixel instead of dividing.
+template <class Visit>
+__device__ void for_lane_pixels(const PixelBox& b, int lane, Visit visit) {
+  const int bw = b.x1 - b.x0 + 1;
+  if (bw <= 0) return;
+  const int dy = 32 / bw, dx = 32 % bw;
+  for (int x = b.x0 + lane % bw, y = b.y0 + lane / bw; y <= b.y1;) {
+    visit(x, y);
+    x += dx, y += dy;
+    if (x > b.x1) x -= bw, ++y;
+  }
+}
+
 // The shading kernels run twice per frame, gated by the device mesh's status:
 // on the frame's stream for a certified mesh, after the host's check for the
 // host's mesh (see process_cuda). Exactly one of the two does the work.
 __device__ bool shade_now(const GpuMeshStatus* status, bool host_mesh) { return (status->failed != 0) == host_mesh; }
 
-__global__ void color_kernel(const GpuMeshStatus* status, bool host_mesh, const Triangle* tris, const int* count,
-                             RgbaView in, bool centroid, uint32_t* colors) {
+// One warp per triangle: lanes stride over the triangle's pixel box, sum the
+// pixels it owns (top-left rule), then paint them with the mean. Safe in one
+// pass: a warp reads and writes only its own triangle's pixels, and in and out
+// are different frames.
+__global__ void shade_kernel(const GpuMeshStatus* status, bool host_mesh, const Triangle* tris, const int* count,
+                             RgbaView in, bool centroid, RgbaView out, int line_q4, uint32_t line_color) {
   const int lane = threadIdx.x & 31;
   const int t = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
   if (!shade_now(status, host_mesh) || t >= *count) return;
   const Triangle tri = tris[t];
+  const PixelBox box = pixel_box(tri, in.width, in.height);
+  uint32_t color = 0;
   if (centroid) {
-    if (lane == 0) colors[t] = centroid_color(tri, in);
-    return;
+    color = centroid_color(tri, in);
+  } else {
+    uint32_t lane_sum[4] = {0, 0, 0, 0}, covered = 0;  // a lane sees < 2^23 pixels: no overflow
+    for_lane_pixels(box, lane, [&](int x, int y) {
+      if (!covers(tri, x, y)) return;
+      const uint32_t p = in.row32(y)[x];
+      for (int k = 0; k < 4; ++k) lane_sum[k] += (p >> (8 * k)) & 0xFF;
+      ++covered;
+    });
+    uint64_t sum[4] = {lane_sum[0], lane_sum[1], lane_sum[2], lane_sum[3]};
+    for (int o = 16; o > 0; o >>= 1) {
+      covered += __shfl_xor_sync(0xFFFFFFFFu, covered, o);
+      for (int k = 0; k < 4; ++k) sum[k] += __shfl_xor_sync(0xFFFFFFFFu, sum[k], o);
+    }
+    color = mean_color(sum, covered);
   }
-  const PixelBox b = pixel_box(tri, in.width, in.height);
-  const int bw = b.x1 - b.x0 + 1, n = bw * (b.y1 - b.y0 + 1);
-  uint32_t lane_sum[4] = {0, 0, 0, 0}, covered = 0;  // a lane sees < 2^23 pixels: no overflow
-  for (int i = lane; i < n; i += 32) {
-    const int x = b.x0 + i % bw, y = b.y0 + i / bw;
-    if (!covers(tri, x, y)) continue;
-    const uint32_t p = in.row32(y)[x];
-    for (int k = 0; k < 4; ++k) lane_sum[k] += (p >> (8 * k)) & 0xFF;
-    ++covered;
-  }
-  uint64_t sum[4] = {lane_sum[0], lane_sum[1], lane_sum[2], lane_sum[3]};
-  for (int o = 16; o > 0; o >>= 1) {
-    covered += __shfl_down_sync(0xFFFFFFFFu, covered, o);
-    for (int k = 0; k < 4; ++k) sum[k] += __shfl_down_sync(0xFFFFFFFFu, sum[k], o);
-  }
-  if (lane == 0) colors[t] = mean_color(sum, covered);
-}
-
-__global__ void paint_kernel(const GpuMeshStatus* status, bool host_mesh, const Triangle* tris, const int* count,
-                             const uint32_t* colors, RgbaView out, int line_q4, uint32_t line_color) {
-  const int lane = threadIdx.x & 31;
-  const int t = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (!shade_now(status, host_mesh) || t >= *count) return;
-  const Triangle tri = tris[t];
-  const uint32_t color = colors[t];
-  const PixelBox b = pixel_box(tri, out.width, out.height);
-  const int bw = b.x1 - b.x0 + 1, n = bw * (b.y1 - b.y0 + 1);
-  for (int i = lane; i < n; i += 32) {
-    const int x = b.x0 + i % bw, y = b.y0 + i / bw;
-    if (!covers(tri, x, y)) continue;
-    out.row32(y)[x] = line_q4 > 0 && on_line(tri, x, y, line_q4, out.width, out.height) ? line_color : color;
-  }
+  for_lane_pixels(box, lane, [&](int x, int y) {
+    if (covers(tri, x, y))
+      out.row32(y)[x] = line_q4 > 0 && on_line(tri, x, y, line_q4, out.width, out.height) ? line_color : color;
+  });
 }
 
 // The host's mesh replaces the device's when the device's was not certified.
@@ -196,11 +200,9 @@ void CUDART_CB check_on_host(void* user) {
 void LowpolyStage::shade_cuda(const RgbaView& in, const RgbaView& out, bool host_mesh, cudaStream_t stream) {
   CudaState& c = *cuda_;
   const int tri_blocks = int((plan_.max_triangles() + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  color_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.status, host_mesh, c.tris, c.tri_count, in,
-                                                                settings_.fill == Fill::centroid, c.colors);
-  SP_CUDA_CHECK_LAUNCH();
-  paint_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.status, host_mesh, c.tris, c.tri_count, c.colors, out,
-                                                                plan_.line_q4, plan_.line_color);
+  shade_kernel<<<tri_blocks, 32 * kWarpsPerBlock, 0, stream>>>(c.status, host_mesh, c.tris, c.tri_count, in,
+                                                                settings_.fill == Fill::centroid, out, plan_.line_q4,
+                                                                plan_.line_color);
   SP_CUDA_CHECK_LAUNCH();
   if (plan_.smoothing_q8 > 0) {
     const dim3 block(kBlockW, kBlockH), grid((out.width + kBlockW - 1) / kBlockW, (out.height + kBlockH - 1) / kBlockH);

@@ -44,7 +44,6 @@ void LowpolyStage::configure_cuda(ScratchAllocator& scratch) {
   c.num_selected = scratch.allocate_array<int>(1);
   c.tris = scratch.allocate_array<Triangle>(plan_.max_triangles());
   c.tri_count = scratch.allocate_array<int>(1);
-  c.colors = scratch.allocate_array<uint32_t>(plan_.max_triangles());
   if (plan_.smoothing_q8 > 0) c.smooth = scratch.allocate_array<uint16_t>(4 * pixels);
   SP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, c.cub_temp_bytes, thrust::counting_iterator<int32_t>(0), c.flags,
                                            c.selected, c.num_selected, int(pixels)));

@@ -29,7 +29,6 @@ struct LowpolyStage::CudaState {
   size_t cub_temp_bytes = 0;
   Triangle* tris = nullptr;
   int* tri_count = nullptr;
-  uint32_t* colors = nullptr;
   uint16_t* smooth = nullptr;
   GpuMesh gpu_mesh;
   // mesh: squares only: the repair, and events after the JFA, the squares and the certification.

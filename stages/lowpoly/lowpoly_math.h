@@ -80,7 +80,8 @@ SP_HD int64_t orient(int ax, int ay, int bx, int by, int cx, int cy) {
 SP_HD bool owns_edge(int dx, int dy) { return dy < 0 || (dy == 0 && dx > 0); }
 
 SP_HD bool edge_covers(int ax, int ay, int bx, int by, int px, int py) {
-  const int64_t e = orient(ax, ay, bx, by, px, py);
+  // 32 bits are exact: coordinates stay within 16383 (kMaxSide), so each product is below 2^28.
+  const int e = (bx - ax) * (py - ay) - (by - ay) * (px - ax);
   return e > 0 || (e == 0 && owns_edge(bx - ax, by - ay));
 }
 
