@@ -3,6 +3,7 @@
 // branch (histogram, matching, optional CG solve) runs on the stage's stream.
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,30 +48,18 @@ T* upload(ScratchAllocator& scratch, const T* host, size_t count) {
   return device;
 }
 
-// The 22.5 degree lines on int8 tensor cores where the cost model takes them;
-// SP_PENCIL_TENSOR_CORES=0 turns them off, =2 puts the 45/135 degree lines
-// there too (benchmark switches: the output is the same bit for bit).
-MmaMode tensor_core_mode() {
-  const char* v = std::getenv("SP_PENCIL_TENSOR_CORES");
-  if (v && std::strcmp(v, "0") == 0) return MmaMode::never;
-  if (v && std::strcmp(v, "2") == 0) return MmaMode::always_all;
-  return MmaMode::automatic;
-}
-
-// The cost model's plan, unless its diagonal runs or its tensor-core
-// directions would cost the kernel its shared-memory layout (then the plan
-// without them).
+// SP_PENCIL_TENSOR_CORES (a benchmark switch; the output is the same bit for
+// bit): 0 none, 1 the 22.5 degree lines only, 2 all six forced where the
+// layout allows, 3 all six forced whatever the layout; unset: the plan's choice.
 gpu::DeviceStrokePlan upload_plan(ScratchAllocator& scratch, const LineKernelSet& k, bool draw) {
-  MmaMode mma = tensor_core_mode();
-  StrokePlan plan = build_stroke_plan(k, DiagonalMode::automatic, mma);
-  if (plan.mma_begin < kDirections) {
-    StrokePlan without = build_stroke_plan(k, DiagonalMode::automatic, MmaMode::never);
-    if (!gpu::stroke_layout_at_least(plan, without, draw)) plan = std::move(without), mma = MmaMode::never;
-  }
-  if (plan.diagonal_begin < plan.mma_begin) {
-    StrokePlan without = build_stroke_plan(k, DiagonalMode::never, mma);
-    if (!gpu::stroke_layout_at_least(plan, without, draw)) plan = std::move(without);
-  }
+  const char* v = std::getenv("SP_PENCIL_TENSOR_CORES");
+  const std::string mode = v ? v : "";
+  const MmaMode mma = mode == "0"   ? MmaMode::never
+                      : mode == "1" ? MmaMode::automatic_odd
+                      : mode == "2" || mode == "3" ? MmaMode::always_all
+                                                   : MmaMode::automatic;
+  const StrokePlan plan = mode == "3" ? build_stroke_plan(k, DiagonalMode::automatic, mma)
+                                      : gpu::choose_stroke_plan(k, draw, mma);
   return gpu::device_plan_view(plan, upload(scratch, plan.words.data(), plan.words.size()));
 }
 

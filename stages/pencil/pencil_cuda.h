@@ -37,6 +37,10 @@ void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw);
 // runs' prefix tile outgrows the byte tile + exchange from line length ~67 on;
 // at 129 it would push the plan out of shared memory.
 bool stroke_layout_at_least(const StrokePlan& plan, const StrokePlan& other, bool draw);
+// The stage's plan: the cost model's (tensor cores as `mma` allows), with
+// fewer tensor-core lines (first the 45/135 degree ones, then all) or without
+// diagonal runs wherever those would cost the kernel its shared-memory layout.
+StrokePlan choose_stroke_plan(const LineKernelSet& kernels, bool draw, MmaMode mma);
 
 void launch_median_gradient(const RgbaView& in, GradientForm form, uint16_t* gradient, cudaStream_t stream);
 void launch_classify(const uint16_t* gradient, int width, int height, const DeviceStrokePlan& plan,

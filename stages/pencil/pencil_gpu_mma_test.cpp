@@ -78,18 +78,24 @@ TEST(PencilGpu, TensorCoreDirectionsAreBitExact) {
       }
 }
 
-// At the bench sizes' line lengths (1080p 37, 2560x1920 65, 4K 73) the
-// tensor-core records cost neither kernel any blocks per SM nor any staging
-// (computed for the H100's limits in docs/perf.md, pencil v5), so the stage keeps them.
+// The stage's plans at the bench sizes' line lengths (1080p 37, 2560x1920 65,
+// 4K 73) on the H100: all six non-axis lines on the tensor cores where that
+// keeps the kernel's shared-memory layout (blocks per SM, staging), else the
+// 22.5 degree ones (the 2560x1920 draw kernel: its class words would leave
+// shared memory); never a worse layout than the plan without tensor cores.
 TEST(PencilGpu, TensorCoresKeepTheLayoutAtBenchSizes) {
   SP_REQUIRE_CUDA();
   for (int half : {18, 32, 36})
     for (int width : {0, 1}) {
+      SCOPED_TRACE(testing::Message() << "half " << half << " width " << width);
+      const bool draw = width == 1;
       const LineKernelSet k = build_line_kernels(half, width);
-      const StrokePlan mma = build_stroke_plan(k, DiagonalMode::automatic, MmaMode::automatic);
-      const StrokePlan without = build_stroke_plan(k);
-      ASSERT_EQ(mma.mma_begin, kDirections - 4);
-      EXPECT_TRUE(gpu::stroke_layout_at_least(mma, without, width == 1)) << "half " << half << " width " << width;
+      const StrokePlan chosen = gpu::choose_stroke_plan(k, draw, MmaMode::automatic);
+      const StrokePlan all = build_stroke_plan(k, DiagonalMode::automatic, MmaMode::automatic);
+      const StrokePlan odd = build_stroke_plan(k, DiagonalMode::automatic, MmaMode::automatic_odd);
+      EXPECT_TRUE(gpu::stroke_layout_at_least(chosen, build_stroke_plan(k), draw));
+      EXPECT_EQ(chosen.words, gpu::stroke_layout_at_least(all, odd, draw) ? all.words : odd.words);
+      EXPECT_EQ(chosen.mma_begin, draw && half == 32 ? kDirections - 4 : kDirections - 6);
     }
 }
 

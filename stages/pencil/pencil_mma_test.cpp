@@ -114,23 +114,29 @@ TEST(PencilMma, ReadsStayInsideTheTileAndTheRecord) {
 }
 
 // At the bench sizes' line lengths (1080p 37, 2560x1920 65, 4K 73) the cost
-// model moves the four 22.5 degree directions to the tensor cores in both
-// kernel sets (classify: width 0; draw: width 1). Prints the work for docs/perf.md.
+// model moves all six non-axis directions to the tensor cores in both kernel
+// sets (classify: width 0; draw: width 1), and the four 22.5 degree ones when
+// asked for those only. Prints the work for docs/perf.md.
 TEST(PencilMma, CostModelTakesTensorCoresAtBenchSizes) {
   struct Size { const char* name; int half; };
   for (const Size size : {Size{"1920x1080", 18}, Size{"2560x1920", 32}, Size{"3840x2160", 36}})
     for (int width : {0, 1}) {
       const LineKernelSet k = build_line_kernels(size.half, width);
       const StrokePlan before = build_stroke_plan(k);
+      const StrokePlan odd = build_stroke_plan(k, DiagonalMode::automatic, MmaMode::automatic_odd);
       const StrokePlan after = build_stroke_plan(k, DiagonalMode::automatic, MmaMode::automatic);
-      EXPECT_EQ(after.mma_begin, kDirections - 4) << size.name << " width " << width;
-      EXPECT_LT(after.cost_per_thread, before.cost_per_thread);
+      EXPECT_EQ(odd.mma_begin, kDirections - 4) << size.name << " width " << width;
+      EXPECT_EQ(after.mma_begin, kDirections - 6) << size.name << " width " << width;
+      EXPECT_LT(odd.cost_per_thread, before.cost_per_thread);
+      EXPECT_LT(after.cost_per_thread, before.cost_per_thread);  // (not always below `odd`: see the plan's 45-degree rule)
+      EXPECT_EQ(odd.taps_per_output, before.taps_per_output);
       EXPECT_EQ(after.taps_per_output, before.taps_per_output);
-      std::cout << size.name << " half " << size.half << " width " << width << ": dp4a/px " << before.dots_per_output
-                << " -> " << after.dots_per_output << ", mma/tile " << after.mma_per_tile << " (rows "
-                << after.mma_column_begin - after.mma_begin << " directions); cost/thread " << before.cost_per_thread
-                << " -> " << after.cost_per_thread << "; plan words " << before.words.size() << " -> "
-                << after.words.size() << "\n";
+      for (const StrokePlan* p : {&odd, &after})
+        std::cout << size.name << " half " << size.half << " width " << width << ": dp4a/px " << before.dots_per_output
+                  << " -> " << p->dots_per_output << ", mma/tile " << p->mma_per_tile << " ("
+                  << kDirections - p->mma_begin << " directions, " << p->mma_column_begin - p->mma_begin
+                  << " on rows); cost/thread " << before.cost_per_thread << " -> " << p->cost_per_thread
+                  << "; plan words " << before.words.size() << " -> " << p->words.size() << "\n";
     }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "pipeline/cuda_check.h"
@@ -284,6 +285,25 @@ bool stroke_layout_at_least(const StrokePlan& plan, const StrokePlan& other, boo
   const Layout b = choose_layout(device_plan_view(other, nullptr), draw, limits);
   // Blocks per SM first, then the plan staged, then the class words (the preference order above).
   return std::make_tuple(a.blocks, a.plan, a.classes) >= std::make_tuple(b.blocks, b.plan, b.classes);
+}
+
+StrokePlan choose_stroke_plan(const LineKernelSet& k, bool draw, MmaMode mma) {
+  StrokePlan plan = build_stroke_plan(k, DiagonalMode::automatic, mma);
+  // Step down while the plan's layout is worse than the next simpler plan's.
+  for (MmaMode fewer : {MmaMode::automatic_odd, MmaMode::never}) {
+    if (plan.mma_begin == kDirections) break;  // nothing on the tensor cores
+    const bool has_45 = mma == MmaMode::automatic || mma == MmaMode::always_all;
+    if (fewer == MmaMode::automatic_odd && !has_45) continue;
+    StrokePlan simpler = build_stroke_plan(k, DiagonalMode::automatic, fewer);
+    if (stroke_layout_at_least(plan, simpler, draw)) break;
+    plan = std::move(simpler);
+    mma = fewer;
+  }
+  if (plan.diagonal_begin < plan.mma_begin) {
+    StrokePlan without = build_stroke_plan(k, DiagonalMode::never, mma);
+    if (!stroke_layout_at_least(plan, without, draw)) plan = std::move(without);
+  }
+  return plan;
 }
 
 void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw) {

@@ -138,19 +138,26 @@ StrokePlan build_stroke_plan(const LineKernelSet& k, DiagonalMode diagonal, MmaM
     std::vector<Chunk> columns = chunk_direction(k, d, false, &column_cost);
     pass[d] = row_cost <= column_cost ? 0 : 1;
     chunks[d] = pass[d] == 0 ? std::move(rows) : std::move(columns);
-    double cost = std::min(row_cost, column_cost);
+    const double dp4a_cost = std::min(row_cost, column_cost);
+    double cost = dp4a_cost;
     if ((d == 2 || d == 6) && diagonal != DiagonalMode::never) {
       runs[d] = diagonal_runs(dense_kernel(k, d), k.half_length, diagonal_step(d));
       const double diagonal_total = diagonal_cost(runs[d].size(), k.half_length);
       if (diagonal == DiagonalMode::always || diagonal_total < cost) pass[d] = 2, cost = diagonal_total;
     }
-    if ((d % 2 == 1 || (mma == MmaMode::always_all && d % 4 == 2)) && mma != MmaMode::never) {
+    const bool all_six = mma == MmaMode::automatic || mma == MmaMode::always_all;
+    if (mma != MmaMode::never && (d % 2 == 1 || (all_six && d % 4 == 2))) {
       const std::vector<int> dense = dense_kernel(k, d);
       MmaDirection by_rows = mma_direction(dense, k.half_length, plan.pitch, true);
       MmaDirection by_columns = mma_direction(dense, k.half_length, plan.pitch, false);
       const bool rows_cheaper = by_rows.cost_per_thread <= by_columns.cost_per_thread;
       MmaDirection& best = rows_cheaper ? by_rows : by_columns;
-      if (mma == MmaMode::always || mma == MmaMode::always_all || best.cost_per_thread < cost) {
+      // The 45/135 degree lines against dp4a only: on the H100 the tensor cores
+      // beat the diagonal running sums wherever both were measured (pencil v5,
+      // docs/perf.md; the classify kernel refills the prefix tile from L2), which
+      // this issue-slot model does not see.
+      const double rival = d % 2 == 1 ? cost : dp4a_cost;
+      if (mma == MmaMode::always || mma == MmaMode::always_all || best.cost_per_thread < rival) {
         pass[d] = rows_cheaper ? 3 : 4;
         cost = best.cost_per_thread;
         mmas[d] = std::move(best);

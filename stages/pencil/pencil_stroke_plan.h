@@ -51,9 +51,11 @@ constexpr int kDiagonalRecordWords = 4;  // {offset of the run's last tap, offse
 // Whether the 45/135 degree lines use diagonal running sums: when the cost
 // model says they are cheaper (automatic), or forced either way (tests).
 enum class DiagonalMode { automatic, always, never };
-// Whether directions 1, 3, 5, 7 use int8 tensor cores: by the cost model, or
-// forced; always_all forces the 45/135 degree lines (2, 6) onto them too.
-enum class MmaMode { automatic, always, never, always_all };
+// Which lines use int8 tensor cores: all but the 0/90 degree ones (box sums)
+// where the cost model says so (automatic), only the 22.5 degree families
+// 1, 3, 5, 7 where it says so (automatic_odd), those forced (always), all six
+// forced (always_all), or none.
+enum class MmaMode { automatic, automatic_odd, always, always_all, never };
 
 struct StrokePlan {
   int half_length = 0;
