@@ -39,6 +39,29 @@ struct PencilStage::CudaState {
   int cg_blocks = 0;
 };
 
+namespace gpu {
+
+StrokePlan choose_stroke_plan(const LineKernelSet& k, bool draw, MmaMode mma) {
+  StrokePlan plan = build_stroke_plan(k, DiagonalMode::automatic, mma);
+  // Step down while the plan's layout is worse than the next simpler plan's.
+  for (MmaMode fewer : {MmaMode::automatic_odd, MmaMode::never}) {
+    if (plan.mma_begin == kDirections) break;  // nothing on the tensor cores
+    const bool has_45 = mma == MmaMode::automatic || mma == MmaMode::always_all;
+    if (fewer == MmaMode::automatic_odd && !has_45) continue;
+    StrokePlan simpler = build_stroke_plan(k, DiagonalMode::automatic, fewer);
+    if (stroke_layout_at_least(plan, simpler, draw)) break;
+    plan = std::move(simpler);
+    mma = fewer;
+  }
+  if (plan.diagonal_begin < plan.mma_begin) {
+    StrokePlan without = build_stroke_plan(k, DiagonalMode::never, mma);
+    if (!stroke_layout_at_least(plan, without, draw)) plan = std::move(without);
+  }
+  return plan;
+}
+
+}  // namespace gpu
+
 namespace {
 
 template <class T>

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
-#include <utility>
 #include <vector>
 
 #include "pipeline/cuda_check.h"
@@ -19,22 +18,6 @@ namespace sp::pencil::gpu {
 namespace {
 
 using namespace stroke;
-
-// Tensor-core directions [first, last) of one pass into the argmax keys in the
-// exchange: the two warp groups take alternate directions (each covers the tile).
-template <bool kShared>
-__device__ void mma_classify(const uint8_t* tile, const DeviceStrokePlan& p, const uint32_t* plan, int first, int last,
-                             bool transposed, uint32_t* exchange) {
-  const int group = (threadIdx.x >> 5) / kMmaWarpsPerGroup;
-  for (int s = first + group; s < last; s += kStrokeThreads / 32 / kMmaWarpsPerGroup) {
-    MmaAccumulators c;
-    mma_clear(c);
-    mma_lines<kShared>(tile, p.pitch, plan, p.begin[s], p.begin[s + 1], 0, 1, c);
-    const uint32_t tag = 7u - p.order[s];
-    mma_hand_over(c, exchange, kExchangePitch, transposed,
-                  [&](int slot, uint32_t total) { atomicMax(exchange + slot, total * 8u + tag); });
-  }
-}
 
 template <bool kShared>
 __global__ void __launch_bounds__(kStrokeThreads, kStrokeBlocksPerSm) classify_kernel(const uint16_t* __restrict__ gradient, int w, int h,
@@ -285,25 +268,6 @@ bool stroke_layout_at_least(const StrokePlan& plan, const StrokePlan& other, boo
   const Layout b = choose_layout(device_plan_view(other, nullptr), draw, limits);
   // Blocks per SM first, then the plan staged, then the class words (the preference order above).
   return std::make_tuple(a.blocks, a.plan, a.classes) >= std::make_tuple(b.blocks, b.plan, b.classes);
-}
-
-StrokePlan choose_stroke_plan(const LineKernelSet& k, bool draw, MmaMode mma) {
-  StrokePlan plan = build_stroke_plan(k, DiagonalMode::automatic, mma);
-  // Step down while the plan's layout is worse than the next simpler plan's.
-  for (MmaMode fewer : {MmaMode::automatic_odd, MmaMode::never}) {
-    if (plan.mma_begin == kDirections) break;  // nothing on the tensor cores
-    const bool has_45 = mma == MmaMode::automatic || mma == MmaMode::always_all;
-    if (fewer == MmaMode::automatic_odd && !has_45) continue;
-    StrokePlan simpler = build_stroke_plan(k, DiagonalMode::automatic, fewer);
-    if (stroke_layout_at_least(plan, simpler, draw)) break;
-    plan = std::move(simpler);
-    mma = fewer;
-  }
-  if (plan.diagonal_begin < plan.mma_begin) {
-    StrokePlan without = build_stroke_plan(k, DiagonalMode::never, mma);
-    if (!stroke_layout_at_least(plan, without, draw)) plan = std::move(without);
-  }
-  return plan;
 }
 
 void prepare_stroke_plan(DeviceStrokePlan& plan, bool draw) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "stages/pencil/pencil_cuda.h"
+#include "stages/pencil/pencil_stroke_device.cuh"
 #include "stages/pencil/pencil_stroke_mma.h"
 
 namespace sp::pencil::gpu::stroke {
@@ -73,6 +74,22 @@ __device__ __forceinline__ void mma_hand_over(const MmaAccumulators& c, uint32_t
         const int across = mma_across(quad, nb, 2 * (lane & 3) + (r & 1));
         op(transposed ? along * exchange_pitch + across : across * exchange_pitch + along, c[nb][mb][r]);
       }
+}
+
+// Tensor-core directions [first, last) of one pass into the argmax keys in the
+// exchange: the two warp groups take alternate directions (each covers the tile).
+template <bool kShared>
+__device__ void mma_classify(const uint8_t* tile, const DeviceStrokePlan& p, const uint32_t* plan, int first, int last,
+                             bool transposed, uint32_t* exchange) {
+  const int group = (threadIdx.x >> 5) / kMmaWarpsPerGroup;
+  for (int s = first + group; s < last; s += kStrokeThreads / 32 / kMmaWarpsPerGroup) {
+    MmaAccumulators c;
+    mma_clear(c);
+    mma_lines<kShared>(tile, p.pitch, plan, p.begin[s], p.begin[s + 1], 0, 1, c);
+    const uint32_t tag = 7u - p.order[s];
+    mma_hand_over(c, exchange, kExchangePitch, transposed,
+                  [&](int slot, uint32_t total) { atomicMax(exchange + slot, total * 8u + tag); });
+  }
 }
 
 }  // namespace sp::pencil::gpu::stroke
