@@ -5,29 +5,13 @@
 
 #include <random>
 
-#include "pipeline/cuda_check.h"
-#include "stages/pencil/pencil_cpu.h"
-#include "stages/pencil/pencil_cuda.h"
+#include "stages/pencil/pencil_gpu_kernel_test_util.h"
 #include "tests/support/test_support.h"
 
 namespace sp::pencil {
 namespace {
 
-template <class T>
-struct DeviceCopy {
-  T* ptr = nullptr;
-  size_t n = 0;
-  explicit DeviceCopy(const std::vector<T>& host) : n(host.size()) {
-    SP_CUDA_CHECK(cudaMalloc(&ptr, n * sizeof(T) + 16));
-    SP_CUDA_CHECK(cudaMemcpy(ptr, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  ~DeviceCopy() { cudaFree(ptr); }
-  std::vector<T> download() const {
-    std::vector<T> h(n);
-    SP_CUDA_CHECK(cudaMemcpy(h.data(), ptr, n * sizeof(T), cudaMemcpyDeviceToHost));
-    return h;
-  }
-};
+using gpu_test::expect_stroke_kernels_match_cpu;
 
 TEST(PencilGpu, TensorCoreDirectionsAreBitExact) {
   SP_REQUIRE_CUDA();
@@ -45,36 +29,15 @@ TEST(PencilGpu, TensorCoreDirectionsAreBitExact) {
         const MmaMode mma = variant == 2 ? MmaMode::always_all : MmaMode::always;
         SCOPED_TRACE(testing::Message() << "seed " << seed << " " << c.w << "x" << c.h << " half " << c.half
                                         << " width " << c.width << " variant " << variant << " trial " << trial);
-        const size_t n = size_t(c.w) * c.h;
-        std::vector<uint16_t> grad(n), cls(n);
-        std::vector<uint32_t> sp(n);
-        uint32_t range[2];
+        std::vector<uint16_t> grad(size_t(c.w) * c.h);
         for (uint16_t& g : grad)
           g = trial == 0 ? uint16_t(kGradientMask)
                          : (trial == 1 && rng() % 4 ? 0 : uint16_t(rng() % (kGradientMask + 1)));
-        cpu::RowScratch rows;
-        rows.resize(4, c.w);
         const LineKernelSet k1 = build_line_kernels(c.half, 0), k2 = build_line_kernels(c.half, c.width);
-        cpu::classify(grad.data(), c.w, c.h, k1, cls.data(), rows);
-        cpu::draw(cls.data(), c.w, c.h, k2, sp.data(), range, rows);
-
         const StrokePlan p1 = build_stroke_plan(k1, diagonal, mma), p2 = build_stroke_plan(k2, diagonal, mma);
         ASSERT_EQ(p1.mma_begin, kDirections - (variant == 2 ? 6 : 4));
         ASSERT_EQ(p2.mma_begin, kDirections - (variant == 2 ? 6 : 4));
-        DeviceCopy<uint32_t> w1(p1.words), w2(p2.words), drange(std::vector<uint32_t>(2, 0));
-        DeviceCopy<uint16_t> dgrad(grad), dcls(std::vector<uint16_t>(n, 0xFFFF)), dcls_cpu(cls);
-        DeviceCopy<uint32_t> dsp(std::vector<uint32_t>(n, 0xA5A5A5A5u));
-        gpu::DeviceStrokePlan g1 = gpu::device_plan_view(p1, w1.ptr), g2 = gpu::device_plan_view(p2, w2.ptr);
-        gpu::prepare_stroke_plan(g1, false);
-        gpu::prepare_stroke_plan(g2, true);
-        gpu::launch_classify(dgrad.ptr, c.w, c.h, g1, dcls.ptr, nullptr);
-        gpu::launch_draw(dcls_cpu.ptr, c.w, c.h, g2, dsp.ptr, drange.ptr, nullptr);  // the CPU's classes
-        SP_CUDA_CHECK(cudaDeviceSynchronize());
-        EXPECT_EQ(dcls.download(), cls);
-        EXPECT_EQ(dsp.download(), sp);
-        const std::vector<uint32_t> rg = drange.download();
-        EXPECT_EQ(~rg[0], range[0]);
-        EXPECT_EQ(rg[1], range[1]);
+        expect_stroke_kernels_match_cpu(grad, c.w, c.h, k1, k2, p1, p2);
       }
 }
 
