@@ -77,6 +77,8 @@ T* upload(ScratchAllocator& scratch, const T* host, size_t count) {
 gpu::DeviceStrokePlan upload_plan(ScratchAllocator& scratch, const LineKernelSet& k, bool draw) {
   const char* v = std::getenv("SP_PENCIL_TENSOR_CORES");
   const std::string mode = v ? v : "";
+  if (!mode.empty() && mode != "0" && mode != "1" && mode != "2" && mode != "3")
+    throw Error(ExitCode::usage, "pencil: SP_PENCIL_TENSOR_CORES=" + mode + ": expected 0, 1, 2 or 3 (or unset)");
   const MmaMode mma = mode == "0"   ? MmaMode::never
                       : mode == "1" ? MmaMode::automatic_odd
                       : mode == "2" || mode == "3" ? MmaMode::always_all
