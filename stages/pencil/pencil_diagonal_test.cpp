@@ -10,21 +10,13 @@
 #include "stages/pencil/pencil_stroke_diagonal.h"
 #include "stages/pencil/pencil_stroke_diagonal_plan.h"
 #include "stages/pencil/pencil_stroke_plan.h"
+#include "stages/pencil/pencil_direct_taps.h"
 #include "tests/support/test_support.h"
 
 namespace sp::pencil {
 namespace {
 
-// Direct integer response of direction d at tile pixel (x, y), from the kernel's own column runs.
-uint64_t direct_taps(const LineKernelSet& k, int d, const std::vector<uint8_t>& v, int side, int x, int y) {
-  uint64_t sum = 0;
-  for (int i = k.begin[d]; i < k.begin[d + 1]; ++i) {
-    const LineRun& r = k.runs[i];
-    for (int j = 0; j < r.len; ++j)
-      sum += uint64_t(k.weights[r.offset + j]) * v[size_t(y + r.lo + j) * side + (x + r.dx)];
-  }
-  return sum;
-}
+using test_oracle::direct_taps;
 
 // Lu's diagonal kernels are, along each diagonal line, one equal-weight core
 // with at most one tapered tap at each end: the runs cover every tap once

@@ -9,21 +9,13 @@
 
 #include "stages/pencil/pencil_stroke_diagonal.h"
 #include "stages/pencil/pencil_stroke_plan.h"
+#include "stages/pencil/pencil_direct_taps.h"
 #include "tests/support/test_support.h"
 
 namespace sp::pencil {
 namespace {
 
-// Direct integer response of direction d at (x, y) of a value grid.
-uint64_t direct_response(const LineKernelSet& k, int d, const std::vector<int>& v, int gw, int x, int y) {
-  uint64_t sum = 0;
-  for (int i = k.begin[d]; i < k.begin[d + 1]; ++i) {
-    const LineRun& r = k.runs[i];
-    for (int j = 0; j < r.len; ++j)
-      sum += uint64_t(k.weights[r.offset + j]) * uint64_t(v[size_t(y + r.lo + j) * gw + (x + r.dx)]);
-  }
-  return sum;
-}
+using test_oracle::direct_taps;
 
 // One plan's responses over whole tiles (the GPU's arithmetic: chunks and
 // boxes over byte tiles, diagonal runs over a prefix tile) against the
@@ -68,7 +60,7 @@ void expect_plan_tiles_equal_convolution(const LineKernelSet& k, const StrokePla
       for (int along = 0; along < kPlanTile; ++along)
         for (int across = 0; across < kPlanTile; ++across) {
           const int x = half + (by_rows ? along : across), y = half + (by_rows ? across : along);
-          ASSERT_EQ(uint64_t(out[along * kPlanTile + across]), direct_response(k, plan.order[s], v, side, x, y))
+          ASSERT_EQ(uint64_t(out[along * kPlanTile + across]), direct_taps(k, plan.order[s], v, side, x, y))
               << "direction " << int(plan.order[s]) << " at " << x << "," << y << " trial " << trial;
         }
     }
