@@ -57,10 +57,25 @@ __global__ void scatter_kernel(const uint32_t* points, const GpuMeshStatus* stat
 struct RingEnds {
   uint32_t first, last;
 };
-__device__ RingEnds ring_ends(const VertexGrid& g, const uint32_t* border, int border_count, int i, uint32_t p) {
+// A border vertex's ring runs between its border neighbours; an interior
+// one's starts at its nearest vertex (found by `nearest`, a thread's or a
+// group's search) and closes on itself.
+template <class Nearest>
+__device__ RingEnds ring_ends(const uint32_t* border, int border_count, int i, Nearest nearest) {
   if (i < border_count)
     return {border[(i + 1) % border_count], border[(i + border_count - 1) % border_count]};
-  return {nearest_vertex(g, p, kStarRadius), kNoVertex};
+  return {nearest(), kNoVertex};
+}
+
+// A vertex's walk, as emit_kernel reads it back, and the frame's counters.
+__device__ void record_walk(int i, uint32_t first, int steps, int owned, int tests, GpuMeshStatus* status,
+                            uint32_t* first_out, int32_t* ring_length, int32_t* owned_out) {
+  first_out[i] = first;
+  ring_length[i] = steps;
+  owned_out[i] = steps < 0 ? 0 : owned;
+  if (steps < 0) atomicOr(&status->failed, 1);
+  if (steps > GpuMesh::kRingSlots) atomicAdd(&status->long_rings, 1);
+  atomicAdd(&status->in_circle_tests, (unsigned long long)tests);
 }
 
 // One thread per vertex: walk the ring, keep its first kRingSlots third vertices, count the owned triangles.
@@ -75,7 +90,7 @@ __global__ void star_kernel(VertexGrid g, const uint32_t* points, const uint32_t
     return;
   }
   const uint32_t p = points[i];
-  const RingEnds ends = ring_ends(g, border, border_count, i, p);
+  const RingEnds ends = ring_ends(border, border_count, i, [&] { return nearest_vertex(g, p, kStarRadius); });
   uint32_t* slots = ring + size_t(i) * GpuMesh::kRingSlots;
   int length = 0, owned = 0, tests = 0;
   const int steps = walk_star(g, p, ends.first, ends.last, n, kStarRadius, &tests, [&](uint32_t q, uint32_t r) {
@@ -83,12 +98,7 @@ __global__ void star_kernel(VertexGrid g, const uint32_t* points, const uint32_t
     ++length;
     owned += owns_triangle(p, q, r);
   });
-  first_out[i] = ends.first;
-  ring_length[i] = steps;
-  owned_out[i] = steps < 0 ? 0 : owned;
-  if (steps < 0) atomicOr(&status->failed, 1);
-  if (steps > GpuMesh::kRingSlots) atomicAdd(&status->long_rings, 1);
-  atomicAdd(&status->in_circle_tests, (unsigned long long)tests);
+  record_walk(i, ends.first, steps, owned, tests, status, first_out, ring_length, owned_out);
 }
 
 // One group of kLanes lanes per vertex: same outputs as star_kernel.
@@ -106,25 +116,19 @@ __global__ void star_group_kernel(VertexGrid g, const uint32_t* points, const ui
     return;
   }
   const uint32_t p = points[i];
-  const uint32_t first = i < border_count ? border[(i + 1) % border_count] : group_nearest<kLanes>(g, p, kStarRadius);
-  const uint32_t last = i < border_count ? border[(i + border_count - 1) % border_count] : kNoVertex;
+  const RingEnds ends =
+      ring_ends(border, border_count, i, [&] { return group_nearest<kLanes>(g, p, kStarRadius); });
   uint32_t* slots = ring + size_t(i) * GpuMesh::kRingSlots;
   int length = 0, owned = 0, tests = 0;
   const int steps = walk_ring(
-      first, last, n, [&](uint32_t q) { return group_third_vertex<kLanes>(g, p, q, kStarRadius, &tests); },
+      ends.first, ends.last, n, [&](uint32_t q) { return group_third_vertex<kLanes>(g, p, q, kStarRadius, &tests); },
       [&](uint32_t q, uint32_t r) {
         if (leader && length < GpuMesh::kRingSlots) slots[length] = r;
         ++length;
         owned += owns_triangle(p, q, r);
       });
   tests = Group::sum(tests);
-  if (!leader) return;
-  first_out[i] = first;
-  ring_length[i] = steps;
-  owned_out[i] = steps < 0 ? 0 : owned;
-  if (steps < 0) atomicOr(&status->failed, 1);
-  if (steps > GpuMesh::kRingSlots) atomicAdd(&status->long_rings, 1);
-  atomicAdd(&status->in_circle_tests, (unsigned long long)tests);
+  if (leader) record_walk(i, ends.first, steps, owned, tests, status, first_out, ring_length, owned_out);
 }
 
 template <int kLanes>
@@ -161,7 +165,7 @@ __global__ void emit_kernel(VertexGrid g, const uint32_t* points, const uint32_t
     return;
   }
   // A long ring (a vertex among many border points): walk it again, writing as it goes.
-  const RingEnds ends = ring_ends(g, border, border_count, i, p);
+  const RingEnds ends = ring_ends(border, border_count, i, [&] { return nearest_vertex(g, p, kStarRadius); });
   int tests = 0;
   walk_star(g, p, ends.first, ends.last, status->points, kStarRadius, &tests, [&](uint32_t q, uint32_t r) {
     if (owns_triangle(p, q, r)) tris[o++] = Triangle{p, q, r};
