@@ -8,14 +8,14 @@
 #include <iostream>
 
 #include "cli/arguments.h"
-#include "pipeline/bench.h"
+#include "orchestration/bench.h"
 #include "pipeline/config.h"
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
 #include "pipeline/stage_docs.h"
-#include "pipeline/transcode.h"
+#include "orchestration/transcode.h"
 
 namespace sp::cli {
 namespace {

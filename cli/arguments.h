@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/bench.h"
+#include "orchestration/bench.h"
 #include "pipeline/config.h"
-#include "pipeline/transcode.h"
+#include "orchestration/transcode.h"
 
 namespace sp::cli {
 

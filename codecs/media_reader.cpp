@@ -188,7 +188,7 @@ void MediaReader::select_streams() {
     AVStream* st = format_->streams[i];
     const AVMediaType type = st->codecpar->codec_type;
     if (int(i) == best) continue;
-    if ((type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE) && st->codecpar->codec_id != AV_CODEC_ID_NONE) {
+    if (!options_.window && (type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE) && st->codecpar->codec_id != AV_CODEC_ID_NONE) {
       CopyStream c;
       c.index = int(i);
       // Own copies: the writer reads them on another thread while demuxing goes on.
@@ -303,9 +303,17 @@ void MediaReader::fill_video_info() {
   if (duration >= 0 && options_.start_seconds > 0) duration = std::max(0.0, duration - options_.start_seconds);
   if (options_.duration_seconds >= 0) duration = duration < 0 ? options_.duration_seconds
                                                               : std::min(duration, options_.duration_seconds);
+  const bool whole_file = options_.start_seconds <= 0 && options_.duration_seconds < 0 && !options_.window;
+  if (options_.window && duration >= 0) {
+    const double file_start = format_->start_time != AV_NOPTS_VALUE ? format_->start_time / double(AV_TIME_BASE) : 0;
+    const double tb = av_q2d(st->time_base);
+    const double begin = options_.window->begin == INT64_MIN ? file_start : options_.window->begin * tb;
+    const double end = options_.window->end == INT64_MAX ? file_start + total : options_.window->end * tb;
+    duration = std::max(0.0, end - begin);
+  }
   video_.duration_seconds = duration;
   int64_t count = -1;
-  if (st->nb_frames > 0 && options_.start_seconds <= 0 && options_.duration_seconds < 0) count = st->nb_frames;
+  if (st->nb_frames > 0 && whole_file) count = st->nb_frames;
   else if (duration >= 0) count = std::llround(duration * av_q2d(rate));
   if (options_.max_frames >= 0) count = count < 0 ? options_.max_frames : std::min(count, options_.max_frames);
   video_.frame_count_estimate = count;
@@ -320,6 +328,14 @@ void MediaReader::seek_to_start() {
     if (r < 0)
       log_debug("{}: cannot seek ({}); reading from the beginning and dropping what comes before --start", name_,
                 av_error_text(r));
+    else
+      avcodec_flush_buffers(decoder_.get());
+  }
+  if (options_.window && options_.window->seek_pts) {
+    const int r = av_seek_frame(format_, video_.stream_index, *options_.window->seek_pts, AVSEEK_FLAG_BACKWARD);
+    if (r < 0)
+      log_warning("{}: cannot seek to the segment's keyframe ({}); decoding from the beginning", name_,
+                  av_error_text(r));
     else
       avcodec_flush_buffers(decoder_.get());
   }

@@ -21,6 +21,19 @@ extern "C" {
 
 namespace sp {
 
+// One segment of a planned run, in the video stream's time base: decoding
+// starts at the keyframe at or before `seek_pts`; pictures before `begin` are
+// lead-in (dropped, or delivered with DecodedFrame::lead_in set when
+// `lead_in` is true, for the caller to keep the last ones it needs); the first
+// picture at or after `end` ends the input. Copied streams are left out: a
+// segment carries video only.
+struct PtsWindow {
+  std::optional<int64_t> seek_pts;  // none: decode from the start of the file
+  int64_t begin = INT64_MIN;
+  int64_t end = INT64_MAX;
+  bool lead_in = false;
+};
+
 struct InputOptions {
   std::string url;               // path, or "-" for stdin (pipe:0)
   std::string format;            // forced demuxer (-f): "rawvideo", "yuv4mpegpipe", "x11grab", ...; empty = probe
@@ -35,6 +48,7 @@ struct InputOptions {
   // Decoded pictures the caller holds at once (queue + frames in flight).
   // NVDEC surfaces are a fixed pool: each held picture keeps one.
   int frames_held = 8;
+  std::optional<PtsWindow> window;
   std::string software_decode_reason;  // why hwdec was turned off before the reader saw it, for the stats
   // Asked after probing, just before NVDEC would be attached: waits for the
   // GPU to start and says why hardware decoding cannot be used (nullopt: it
@@ -70,6 +84,7 @@ struct DecodedFrame {
   ColorSpec color;
   int64_t pts = 0;       // in VideoStreamInfo::time_base
   int64_t duration = 0;  // in VideoStreamInfo::time_base, > 0
+  bool lead_in = false;  // before the PtsWindow's begin: for a temporal state only, never output
 
   PlanarView view() const;
   Size size() const { return frame ? Size{frame->width, frame->height} : Size{}; }

@@ -218,10 +218,15 @@ bool MediaReader::receive_frame(MediaItem& item) {
       av_frame_unref(decoded_.get());
       continue;
     }
-    if (t_us >= end_us_) {
+    if (t_us >= end_us_ || (options_.window && pts >= options_.window->end)) {
       av_frame_unref(decoded_.get());
       finished_ = true;
       return false;
+    }
+    const bool lead_in = options_.window && pts < options_.window->begin;
+    if (lead_in && !options_.window->lead_in) {
+      av_frame_unref(decoded_.get());
+      continue;
     }
     int64_t duration = frame_duration_of(decoded_.get());
     if (duration <= 0) duration = default_duration_;
@@ -229,6 +234,7 @@ bool MediaReader::receive_frame(MediaItem& item) {
     last_duration_ = duration;
     item.frame.pts = pts - av_rescale_q(shift_us_, AV_TIME_BASE_Q, video_.time_base);
     item.frame.duration = duration;
+    item.frame.lead_in = lead_in;
     deliver(item);
     return true;
   }

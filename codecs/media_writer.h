@@ -13,6 +13,7 @@ extern "C" {
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codecs/ffmpeg_util.h"
@@ -34,6 +35,7 @@ struct OutputOptions {
   bool low_latency = false;  // x264 zerolatency, no B-frames, flush each packet
   EncoderChoice encoder = EncoderChoice::software;
   bool gpu_in_use = false;  // the CUDA backend runs: NVENC may join its context
+  std::vector<std::pair<std::string, std::string>> metadata_tags;  // set on the container, after the input's
 };
 
 // What an OutputOptions resolves to; preflight and the writer share it.

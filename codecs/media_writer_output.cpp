@@ -90,6 +90,7 @@ bool MediaWriter::try_open_output(const std::vector<const CopyStream*>& streams,
     input_time_bases_[s->index] = s->time_base;
   }
   if (metadata) av_dict_copy(&muxer_->metadata, metadata, 0);
+  for (const auto& [key, value] : options_.metadata_tags) av_dict_set(&muxer_->metadata, key.c_str(), value.c_str(), 0);
 
   AVDictionary* opts = nullptr;
   if (is_mov_family(plan_.format) && !seekable_)  // no index to write at the end: fragments

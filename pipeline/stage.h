@@ -46,6 +46,10 @@ class Stage {
   // A stage that carries state from frame to frame (warm starts, temporal
   // smoothing) returns true; the pipeline then runs frames through it in order.
   virtual bool is_temporal() const { return false; }
+  // Frames a temporal stage must see before its output stands for the video
+  // rather than a cold start: a segment worker runs this many frames before
+  // its first one and discards their output. 0 for stages without state.
+  virtual int warmup_frames() const { return 0; }
 
   // Bytes the stage must read and write per frame at its configured size, for
   // the bench's bandwidth floor. Default: read input once, write output once.
@@ -54,6 +58,10 @@ class Stage {
   }
   virtual StageCounters counters() const { return {}; }
 };
+
+// Frames after which an exponential moving average h = a h_prev + (1-a) h_new
+// forgets its start: a^K <= 1/512, below half a level of an 8-bit value.
+int ema_warmup_frames(double a);
 
 struct StageDescriptor {
   std::string name;

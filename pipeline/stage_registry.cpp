@@ -1,10 +1,17 @@
 #include <algorithm>
+#include <cmath>
 
 #include "pipeline/stage.h"
 
 namespace sp {
 
 const char* to_string(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+int ema_warmup_frames(double a) {
+  if (a <= 0) return 0;
+  if (a >= 1) return 1 << 20;
+  return int(std::ceil(std::log(1.0 / 512) / std::log(a)));
+}
 
 StageRegistry& StageRegistry::instance() {
   static StageRegistry registry;

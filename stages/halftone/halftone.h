@@ -54,6 +54,7 @@ class HalftoneStage final : public Stage {
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
   bool is_temporal() const override { return true; }
+  int warmup_frames() const override;
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 

@@ -24,6 +24,8 @@ HalftoneSettings channel_settings(const HalftoneSettings& s, int c) {
   return t;
 }
 
+int ColourHalftoneStage::warmup_frames() const { return channels_[0]->warmup_frames(); }
+
 ColourHalftoneStage::ColourHalftoneStage(const HalftoneSettings& settings) : mode_(settings.channels) {
   for (int c = 0; c < 3; ++c) channels_[c] = std::make_unique<HalftoneStage>(channel_settings(settings, c));
 }

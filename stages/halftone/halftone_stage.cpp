@@ -44,6 +44,11 @@ void CpuProfile::print() const {
 
 HalftoneStage::HalftoneStage(HalftoneSettings settings) : settings_(std::move(settings)) {}
 
+// The cold start (shaken, `iterations` steps) falls on a discarded frame, so a
+// segment's first frame is warm-started like every other. More warm-up cannot
+// recover the dots of the run before the seam: their arrangement is chaotic.
+int HalftoneStage::warmup_frames() const { return 1; }
+
 HalftoneStage::~HalftoneStage() {
   if (cpu_ && settings_.profile) cpu_->profile.print();
   release_cuda();

@@ -114,6 +114,10 @@ class LowpolyStage final : public Stage {
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
   bool is_temporal() const override { return settings_.temporal || settings_.color_smoothing > 0; }
+  // The colour EMA forgets its start. The kept vertices never do (a tile keeps
+  // them until its edges change): warm-up can't reproduce them, so a segment
+  // starts its mesh afresh, as at a scene cut.
+  int warmup_frames() const override { return ema_warmup_frames(settings_.color_smoothing); }
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 // Pencil drawing after Lu, Xu and Jia, "Combining Sketch and Tone for Pencil
 // Drawing Production" (NPAR 2012), on the CPU and on CUDA. See README.md.
 #include <cuda_runtime.h>
@@ -60,6 +61,10 @@ class PencilStage final : public Stage {
                     cudaStream_t stream) override;
   bool is_temporal() const override {
     return params_.temporal_smoothing > 0 || params_.tone_solve == ToneSolve::lu2012;
+  }
+  // The histogram's EMA forgets its start; lu2012's warm-started solve needs one frame.
+  int warmup_frames() const override {
+    return std::max(ema_warmup_frames(params_.temporal_smoothing), params_.tone_solve == ToneSolve::lu2012 ? 1 : 0);
   }
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;

@@ -1,4 +1,4 @@
-#include "pipeline/bench.h"
+#include "orchestration/bench.h"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 #include "pipeline/frame_engine.h"
 #include "pipeline/log.h"
 #include "pipeline/run_stats.h"
-#include "pipeline/transcode.h"
+#include "orchestration/transcode.h"
 
 namespace sp {
 namespace {

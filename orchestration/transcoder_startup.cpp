@@ -1,6 +1,6 @@
 // The transcoder's start-up: the read-ahead while the device starts, the
 // backend once it is known, the first frame, and the CPU bridge.
-#include "pipeline/transcoder.h"
+#include "orchestration/transcoder.h"
 
 #include <algorithm>
 

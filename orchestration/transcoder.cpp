@@ -1,4 +1,4 @@
-#include "pipeline/transcoder.h"
+#include "orchestration/transcoder.h"
 
 #include <algorithm>
 #include <thread>

@@ -13,7 +13,7 @@
 #include <variant>
 
 #include "pipeline/frame_engine.h"
-#include "pipeline/transcode.h"
+#include "orchestration/transcode.h"
 
 namespace sp::detail {
 

@@ -1,4 +1,4 @@
-#include "pipeline/transcode.h"
+#include "orchestration/transcode.h"
 
 #include <fstream>
 #include <future>
@@ -7,7 +7,7 @@
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
-#include "pipeline/transcoder.h"
+#include "orchestration/transcoder.h"
 
 namespace sp {
 

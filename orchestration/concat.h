@@ -1,0 +1,35 @@
+#pragma once
+// Joins the segments of a plan into its output: video packets copied from the
+// segment files, never re-encoded; audio, subtitles and metadata copied once
+// from the input, so they are never cut at a seam.
+#include <optional>
+#include <string>
+
+#include "orchestration/manifest.h"
+
+namespace sp {
+
+struct ConcatOptions {
+  bool overwrite = false;  // besides the manifest's own -y
+  // Ctrl-C in a --jobs run: join the finished segments from the start, and
+  // the interrupted one after them (finalized, under its partial name), and
+  // cut the copied streams where the video ends. Without it every segment
+  // must be finished.
+  bool finished_prefix_only = false;
+};
+
+struct ConcatResult {
+  int segments = 0;
+  int64_t frames = 0;
+  int64_t packets_copied = 0;  // audio, subtitles
+  std::string output;
+};
+
+// Checks every segment first: a missing, unfinished (only a partial file) or
+// foreign one (another plan, another index, times outside its range, another
+// codec or size than segment 0) throws sp::Error naming it, and nothing is
+// written. The output is written under a temporary name beside it and
+// renamed when complete.
+ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& options);
+
+}  // namespace sp
