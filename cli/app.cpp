@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/arguments.h"
+#include "cli/segment_commands.h"
 #include "orchestration/bench.h"
 #include "pipeline/config.h"
 #include "pipeline/device.h"
@@ -79,6 +80,18 @@ int run_app(int argc, char** argv) {
   RunArguments run_args;
   CLI::App* run = app.add_subcommand("run", "Transcode a video through a configured chain of stages");
   add_run_arguments(*run, run_args, log_level, quiet);
+  add_parallel_arguments(*run, run_args);
+
+  RunArguments plan_args;
+  CLI::App* plan = app.add_subcommand("plan", "Cut an input into segments at keyframes: a manifest for workers");
+  add_run_arguments(*plan, plan_args, log_level, quiet);
+  add_segment_arguments(*plan, plan_args);
+
+  std::string concat_manifest;
+  bool concat_overwrite = false;
+  CLI::App* concat = app.add_subcommand("concat", "Join the finished segments of a plan into its output");
+  concat->add_option("manifest", concat_manifest, "The plan's manifest.json")->required();
+  concat->add_flag("-y,--overwrite", concat_overwrite, "Overwrite an existing output");
 
   std::string validate_path;
   CLI::App* validate = app.add_subcommand("validate", "Check a config without touching any video");
@@ -104,11 +117,22 @@ int run_app(int argc, char** argv) {
   }
   LogLevel level = LogLevel::info;
   parse_log_level(log_level, &level);
-  if (quiet || run_args.quiet) level = LogLevel::error;
+  if (quiet || run_args.quiet || plan_args.quiet) level = LogLevel::error;
   set_log_level(level);
 
   try {
-    if (*run) return cmd_run(run_args);
+    if (*run) {
+      check_run_arguments(run_args);
+      if (!run_args.manifest.empty()) return cmd_run_segment(run_args, log_level);
+      if (run_args.jobs > 0) return cmd_run_parallel(run_args, log_level);
+      return cmd_run(run_args);
+    }
+    if (*plan) {
+      if (plan_args.config_path.empty() || plan_args.input.empty() || plan_args.output.empty())
+        throw Error(ExitCode::usage, "plan needs CONFIG, -i INPUT and -o OUTPUT");
+      return cmd_plan(plan_args);
+    }
+    if (*concat) return cmd_concat(concat_manifest, concat_overwrite);
     if (*validate) return cmd_validate(validate_path);
     if (*stages) return cmd_stages(stages_json, stages_markdown);
     if (*bench) return cmd_bench(bench_args);

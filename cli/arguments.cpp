@@ -8,9 +8,10 @@
 namespace sp::cli {
 
 void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, bool& quiet) {
-  run.add_option("config", a.config_path, "YAML config")->required();
-  run.add_option("-i,--input", a.input, "Input file or - for stdin")->required();
-  run.add_option("-o,--output", a.output, "Output file or - for stdout")->required();
+  // Required unless --manifest names a plan (checked after parsing).
+  run.add_option("config", a.config_path, "YAML config");
+  run.add_option("-i,--input", a.input, "Input file or - for stdin");
+  run.add_option("-o,--output", a.output, "Output file or - for stdout");
   run.add_option("-f,--format", a.output_format, "Output container (default: from the extension)");
   run.add_option("--input-format", a.input_format, "Input demuxer or device (also: -f before -i)");
   run.add_option("--input-pix-fmt", a.input_pixel_format, "Raw input pixel format (also: --pix-fmt before -i)");
@@ -44,6 +45,14 @@ void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, b
       ->check(CLI::IsMember({"block", "drop-oldest"}));
 }
 
+void add_segment_arguments(CLI::App& command, RunArguments& a) {
+  command.add_option("--segments", a.segments, "Cut the input into this many segments at keyframes")
+      ->check(CLI::Range(1, 100000));
+  command.add_option("--segment-seconds", a.segment_seconds, "Cut the input every S seconds at keyframes")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--workdir", a.workdir, "Where the manifest and segments go (default: OUTPUT.parts)");
+}
+
 void add_bench_arguments(CLI::App& bench, BenchArguments& a) {
   bench.add_option("--config", a.config_path, "YAML config (default: conversion only)");
   bench.add_option("-i,--input", a.input, "Benchmark on frames decoded from this file");
@@ -68,7 +77,7 @@ std::vector<std::string> position_dependent_input_flags(const std::vector<std::s
     else out.push_back(arg);
   }
   // Only `run` has input flags; bench keeps --size / --pix-fmt as they are.
-  if (!args.empty() && args[0] != "run") return args;
+  if (!args.empty() && args[0] != "run" && args[0] != "plan") return args;
   return out;
 }
 

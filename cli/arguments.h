@@ -28,6 +28,16 @@ struct RunArguments {
   std::optional<int> frames_in_flight, queue_depth;
   bool low_latency = false;
   std::string drop_policy = "block";
+  // Segment-parallel runs
+  std::string manifest;  // run one segment of this plan
+  std::optional<int> index;
+  bool force = false;
+  int jobs = 0;  // > 0: plan, run this many workers at a time, concat
+  std::string devices;
+  std::optional<int> segments;
+  std::optional<double> segment_seconds;
+  std::string workdir;
+  bool keep_segments = false;
 };
 
 struct BenchArguments {
@@ -36,6 +46,8 @@ struct BenchArguments {
 };
 
 void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, bool& quiet);
+// --segments, --segment-seconds, --workdir: for `plan` and `run --jobs`.
+void add_segment_arguments(CLI::App& command, RunArguments& a);
 void add_bench_arguments(CLI::App& bench, BenchArguments& a);
 
 // Flags before `-i` describe the input, as in ffmpeg: `-f rawvideo --pix-fmt

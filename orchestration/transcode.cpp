@@ -54,7 +54,8 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
     return backend;
   });
   InputOptions input = options.input;
-  input.frames_held = options.effective_queue_depth() + options.frames_in_flight + 2;
+  input.frames_held = options.effective_queue_depth() + options.frames_in_flight + 2 + options.lead_in_frames;
+  if (input.window) input.window->lead_in = options.lead_in_frames > 0;
   input.hardware_gate = [&device] { return hardware_decoding_refusal(device); };
   std::optional<MediaReader> opened;
   try {

@@ -24,6 +24,10 @@ struct TranscodeOptions {
   int effective_queue_depth() const { return low_latency ? 1 : queue_depth; }
   int effective_frames_in_flight() const { return low_latency ? 1 : frames_in_flight; }
   OverflowPolicy overflow = OverflowPolicy::block;
+  // A segment worker's warm-up: of the lead-in pictures the reader delivers
+  // (InputOptions::window with lead_in), the last this many run through the
+  // chain before the first kept frame; their output is discarded.
+  int lead_in_frames = 0;
   ProgressMode progress = ProgressMode::automatic;
   std::string stats_json_path;
 };

@@ -16,7 +16,7 @@ void Transcoder::read_loop(MediaReader& reader) {
       if (interrupted() || failure_.failed()) break;
       MediaItem item;
       if (!reader.next(item)) break;
-      if (item.kind == MediaItem::Kind::video) ++stats_.frames_in;
+      if (item.kind == MediaItem::Kind::video && !item.frame.lead_in) ++stats_.frames_in;
       read_queue_.push(ReadItem{std::move(item), Clock::now()});
     }
   } catch (...) {
@@ -145,6 +145,7 @@ void Transcoder::flush_ready(bool wait_all) {
     pending_.pop_front();
     const FrameMeta m = meta_.at(tag);
     meta_.erase(tag);
+    if (m.discard) continue;  // its picture goes back to the pool here
     WriteItem w;
     w.frame = std::move(done);
     w.pts = m.pts;
@@ -172,7 +173,7 @@ void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
   }
   while (!engine_->can_submit()) flush_ready(false);
   const int64_t tag = next_tag_++;
-  meta_[tag] = FrameMeta{item.frame.pts, item.frame.duration, read_at};
+  meta_[tag] = FrameMeta{item.frame.pts, item.frame.duration, read_at, item.frame.lead_in};
   FrameInfo info;
   info.index = tag;
   info.time_seconds = item.frame.pts * av_q2d(time_base_);
@@ -189,16 +190,44 @@ void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
   }
 }
 
+// Only the last lead_in_frames warm-up pictures are worth processing; the
+// older ones are released as newer ones come.
+void Transcoder::hold_lead_in(ReadItem item) {
+  lead_in_.push_back(std::move(item));
+  if (int(lead_in_.size()) > options_.lead_in_frames) lead_in_.pop_front();
+}
+
+void Transcoder::submit_lead_in(MediaReader& reader) {
+  while (!lead_in_.empty()) {
+    ReadItem held = std::move(lead_in_.front());
+    lead_in_.pop_front();
+    submit_video(held, reader);
+  }
+}
+
+void Transcoder::submit_video(ReadItem& item, MediaReader& reader) {
+  if (!writer_) {
+    start_video(item.media.frame, reader);
+    // Packets read before the first frame could not be written before the header.
+    flush_ready(false);
+  }
+  if (item.media.frame.lead_in) {
+    std::lock_guard lock(stats_mutex_);
+    ++stats_.frames_lead_in;
+  }
+  submit(item.media, item.read_at);
+}
+
 void Transcoder::process_loop(MediaReader& reader) {
   while (auto item = read_queue_.pop()) {
     if (failure_.failed()) continue;
+    if (item->media.kind == MediaItem::Kind::video && item->media.frame.lead_in) {
+      hold_lead_in(std::move(*item));
+      continue;
+    }
     if (item->media.kind == MediaItem::Kind::video) {
-      if (!writer_) {
-        start_video(item->media.frame, reader);
-        // Packets read before the first frame could not be written before the header.
-        flush_ready(false);
-      }
-      submit(item->media, item->read_at);
+      submit_lead_in(reader);
+      submit_video(*item, reader);
     } else if (item->media.kind == MediaItem::Kind::packet) {
       pending_.push_back(std::move(item->media));
       if (writer_) flush_ready(false);

@@ -54,6 +54,7 @@ class FailureLatch {
 struct FrameMeta {
   int64_t pts = 0, duration = 0;
   Clock::time_point read_at;
+  bool discard = false;  // a warm-up frame: it only moves the temporal stages' state
 };
 
 class Transcoder {
@@ -78,6 +79,9 @@ class Transcoder {
   void start_video(const DecodedFrame& frame, MediaReader& reader);
   void build_engine(Size input, PixelFormat format, ColorSpec color);
   void submit(MediaItem& item, Clock::time_point read_at);
+  void hold_lead_in(ReadItem item);
+  void submit_lead_in(MediaReader& reader);
+  void submit_video(ReadItem& item, MediaReader& reader);
   void flush_ready(bool wait_all);
   void forward(WriteItem item);
   void retire_engine();
@@ -101,6 +105,7 @@ class Transcoder {
   Size output_size_;
   std::deque<std::variant<int64_t, MediaItem>> pending_;  // frame tags and packets in output order
   std::map<int64_t, FrameMeta> meta_;
+  std::deque<ReadItem> lead_in_;  // the latest warm-up pictures, not yet submitted
   int64_t next_tag_ = 0;
   int64_t frames_written_ = 0;
   double media_seconds_ = 0;

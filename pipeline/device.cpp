@@ -37,6 +37,12 @@ bool cuda_device_available(std::string* why) {
   return available;
 }
 
+int cuda_device_count() {
+  int count = 0;
+  if (!cuda_device_available() || cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+}
+
 namespace {
 std::atomic<bool> g_context_started{false};
 }

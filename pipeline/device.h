@@ -6,6 +6,8 @@ namespace sp {
 // True when a CUDA device can run our kernels. On false, `why` says why in a
 // few words ("no CUDA driver", "no CUDA device", ...). Probed once per process.
 bool cuda_device_available(std::string* why = nullptr);
+// Devices this process sees (after CUDA_VISIBLE_DEVICES); 0 without a driver.
+int cuda_device_count();
 
 struct DeviceProperties {
   std::string name;

@@ -56,7 +56,7 @@ nlohmann::json RunStats::to_json() const {
       {"decoder", choice_json(decoder)},
       {"encoder", choice_json(encoder)},
       {"frames", {{"in", frames_in}, {"out", frames_out}, {"dropped", frames_dropped},
-                 {"on_cpu_at_startup", frames_on_cpu_at_startup}}},
+                 {"lead_in", frames_lead_in}, {"on_cpu_at_startup", frames_on_cpu_at_startup}}},
       {"wall_seconds", wall_seconds},
       {"fps", fps},
       {"stages", stage_list},

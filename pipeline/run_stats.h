@@ -42,6 +42,7 @@ struct RunStats {
   Choice backend, decoder, encoder;
   std::string input, output;
   int64_t frames_in = 0, frames_out = 0, frames_dropped = 0;
+  int64_t frames_lead_in = 0;  // a segment's warm-up frames: processed, not written
   int64_t frames_on_cpu_at_startup = 0;  // processed on the CPU while the GPU started
   double wall_seconds = 0;
   std::vector<StageStats> stages;

@@ -1,0 +1,32 @@
+#pragma once
+// `stylepipe run CONFIG -i IN -o OUT --jobs N`: a plan, N worker processes at
+// a time (each its own decoder session, CUDA context, streams and encoder),
+// then the concat, in one command.
+#include <string>
+#include <vector>
+
+#include "orchestration/manifest.h"
+#include "pipeline/progress.h"
+
+namespace sp {
+
+// "all" or a comma list of device ordinals ("0,1", "0,0" for two workers on
+// GPU 0). Empty: the workers see what this process sees. Throws
+// sp::Error(usage) naming a device that does not exist.
+std::vector<int> parse_device_list(const std::string& text, int devices_present);
+
+struct ParallelRunOptions {
+  int jobs = 1;
+  std::vector<int> devices;  // worker k runs on devices[k % size]; empty: no CUDA_VISIBLE_DEVICES change
+  std::vector<std::string> worker_flags;  // passed on: --backend, --hwdec, --encoder, --frames-in-flight, ...
+  ProgressMode progress = ProgressMode::automatic;
+  std::string stats_json_path;
+  bool keep_segments = false;  // the work directory stays after a successful concat
+};
+
+// Runs every segment of a saved plan that is not finished yet, then joins
+// them. Ctrl-C stops all workers and joins what was finished (exit 130).
+// Returns the exit code.
+int run_parallel(const Manifest& manifest, const ParallelRunOptions& options);
+
+}  // namespace sp

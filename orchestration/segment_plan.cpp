@@ -1,0 +1,142 @@
+#include "orchestration/segment_plan.h"
+
+extern "C" {
+#include <libavutil/hash.h>
+}
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "codecs/media_writer.h"
+#include "codecs/nvdec.h"
+#include "codecs/nvenc.h"
+#include "orchestration/keyframes.h"
+#include "pipeline/errors.h"
+#include "pipeline/log.h"
+#include "pipeline/stage.h"
+
+namespace fs = std::filesystem;
+
+namespace sp {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string sha256_hex(const std::string& text) {
+  AVHashContext* raw = nullptr;
+  if (av_hash_alloc(&raw, "SHA256") < 0) throw std::bad_alloc();
+  std::unique_ptr<AVHashContext, void (*)(AVHashContext*)> hash(raw, [](AVHashContext* h) { av_hash_freep(&h); });
+  av_hash_init(hash.get());
+  av_hash_update(hash.get(), reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  char out[2 * AV_HASH_MAX_SIZE + 1];
+  av_hash_final_hex(hash.get(), reinterpret_cast<uint8_t*>(out), sizeof out);
+  return out;
+}
+
+// What the final output will be; refuses what a concat of copied packets
+// cannot make.
+OutputPlan check_output(const ManifestOutput& o) {
+  OutputOptions options;
+  options.url = o.path;
+  options.format = o.format;
+  options.codec = o.codec;
+  options.crf = o.crf;
+  options.preset = o.preset;
+  options.pixel_format = o.pixel_format;
+  options.overwrite = o.overwrite;
+  MediaWriter::preflight(options);
+  OutputPlan plan = plan_output(options);
+  if (plan.to_pipe || !plan.is_file || plan.image_sequence || plan.single_image || (plan.format->flags & AVFMT_NOTIMESTAMPS))
+    throw Error(ExitCode::usage, o.path + ": segment-parallel runs write a video file (mp4, mkv, mov, webm, nut, ...), "
+                                          "not a pipe or images");
+  return plan;
+}
+
+}  // namespace
+
+int chain_warmup_frames(const Config& config) {
+  int frames = 0;
+  for (const StageConfig& s : config.stages) {
+    const StageDescriptor* d = StageRegistry::instance().find(s.name);
+    if (!d) throw Error(ExitCode::internal, "stage '" + s.name + "' is not linked in");
+    frames += d->create(s.params)->warmup_frames();
+  }
+  return frames;
+}
+
+Manifest make_plan(const PlanRequest& r) {
+  const Config config = load_config(r.config_path);
+  if (r.segments <= 0 && r.segment_seconds <= 0)
+    throw Error(ExitCode::usage, "plan: give --segments N or --segment-seconds S");
+  Manifest m;
+  m.output = r.output;
+  m.output.path = fs::absolute(r.output.path).lexically_normal().string();
+  const OutputPlan output = check_output(m.output);
+  // Segments go through another container: pin the codec the output's own would choose.
+  if (m.output.codec.empty()) m.output.codec = output.encoder->name;
+  if (!parse_hwdec(r.hwdec)) throw Error(ExitCode::usage, "--hwdec: '" + r.hwdec + "' is not one of auto, nvdec, none");
+  if (!parse_encoder_choice(r.encoder))
+    throw Error(ExitCode::usage, "--encoder: '" + r.encoder + "' is not one of auto, nvenc, software");
+
+  m.input_path = fs::absolute(r.input_path).lexically_normal().string();
+  std::error_code ec;
+  if (m.input_path == m.output.path || (fs::exists(m.output.path, ec) && fs::equivalent(m.input_path, m.output.path, ec)))
+    throw Error(ExitCode::usage, r.output.path + ": the output is the input");
+  m.input_fingerprint = fingerprint_file(m.input_path);
+  const KeyframeScan scan = scan_keyframes(m.input_path);
+  m.video_stream = scan.video_stream;
+  m.time_base = scan.time_base;
+  m.input_duration_seconds = scan.duration_seconds;
+  m.keyframe_source = scan.source;
+  m.config_path = r.config_path;
+  m.config_text = read_text(r.config_path);
+  m.backend = r.backend;
+  m.hwdec = r.hwdec;
+  m.encoder = r.encoder;
+  m.warmup_frames = chain_warmup_frames(config);
+  m.segments = choose_segments(scan, r.segments, r.segment_seconds, m.warmup_frames);
+  m.workdir = fs::absolute(r.workdir.empty() ? m.output.path + ".parts" : r.workdir).lexically_normal().string();
+  // The same plan twice gets the same id, so its finished segments are reused.
+  m.plan_id = sha256_hex(m.to_json().dump()).substr(0, 16);
+  return m;
+}
+
+void save_plan(Manifest& m) {
+  std::error_code ec;
+  fs::create_directories(m.workdir, ec);
+  if (ec) throw Error(ExitCode::io_error, m.workdir + ": cannot create the work directory (" + ec.message() + ")");
+  m.path = (fs::path(m.workdir) / "manifest.json").string();
+  // Segments of another plan in the same place would pass for finished ones.
+  if (fs::exists(m.path, ec) && read_manifest(m.path).plan_id != m.plan_id) {
+    log_info("{}: replacing another plan; its segments are discarded", m.workdir);
+    for (const auto& entry : fs::directory_iterator(m.workdir, ec))
+      if (entry.path().filename().string().rfind("segment_", 0) == 0) fs::remove(entry.path(), ec);
+  }
+  write_manifest(m, m.path);
+}
+
+std::optional<int> index_from_environment(std::string* source) {
+  for (const char* name : {"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"}) {
+    const char* value = std::getenv(name);
+    if (!value || !*value) continue;
+    char* end = nullptr;
+    const long index = std::strtol(value, &end, 10);
+    if (*end || index < 0 || index > 1'000'000)
+      throw Error(ExitCode::usage, fmt::format("{}='{}' is not a segment index", name, value));
+    if (source) *source = name;
+    return int(index);
+  }
+  return std::nullopt;
+}
+
+}  // namespace sp
