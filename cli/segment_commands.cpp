@@ -24,7 +24,7 @@ void refuse_single_stream_flags(const RunArguments& a, const char* mode) {
   if (flag) throw Error(ExitCode::usage, fmt::format("{} does not combine with {}: segments are cut from a file", mode, flag));
 }
 
-PlanRequest plan_request(const RunArguments& a, int default_segments) {
+PlanRequest plan_request(const RunArguments& a, int jobs) {
   const Config config = load_config(a.config_path);  // every config error before any work
   const TranscodeOptions single = transcode_options(a, config);
   PlanRequest r;
@@ -32,7 +32,8 @@ PlanRequest plan_request(const RunArguments& a, int default_segments) {
   r.input_path = a.input;
   r.output = {single.output.url, single.output.format, single.output.codec, single.output.preset,
               single.output.pixel_format, single.output.crf, single.output.overwrite};
-  r.segments = a.segments.value_or(a.segment_seconds ? 0 : default_segments);
+  r.segments = a.segments.value_or(0);
+  r.jobs = jobs;
   r.segment_seconds = a.segment_seconds.value_or(0);
   r.workdir = a.workdir;
   r.backend = a.backend;
@@ -127,8 +128,7 @@ int cmd_run_parallel(const RunArguments& a, const std::string& log_level) {
     if (a.backend == "cpu") throw Error(ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
     o.devices = parse_device_list(a.devices, cuda_device_count());
   }
-  // More segments than workers even out their lengths; each costs a warm-up and an encoder start.
-  Manifest m = make_plan(plan_request(a, a.jobs == 1 ? 1 : 3 * a.jobs));
+  Manifest m = make_plan(plan_request(a, a.jobs));
   save_plan(m);
   log_info("{} segments ({} warm-up frames each) in {}, {} at a time", m.segments.size(), m.warmup_frames, m.workdir,
            a.jobs);

@@ -6,6 +6,7 @@ extern "C" {
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +63,14 @@ OutputPlan check_output(const ManifestOutput& o) {
   return plan;
 }
 
+// A multiple of the workers, so that none idles at the end; up to three
+// rounds where segments stay >= 10 s (each pays a start-up and a warm-up).
+int default_segments(const KeyframeScan& scan, int jobs) {
+  if (jobs <= 1) return 1;
+  const int rounds = scan.duration_seconds > 0 ? int(scan.duration_seconds / (10.0 * jobs)) : 1;
+  return jobs * std::clamp(rounds, 1, 3);
+}
+
 }  // namespace
 
 int chain_warmup_frames(const Config& config) {
@@ -76,7 +85,7 @@ int chain_warmup_frames(const Config& config) {
 
 Manifest make_plan(const PlanRequest& r) {
   const Config config = load_config(r.config_path);
-  if (r.segments <= 0 && r.segment_seconds <= 0)
+  if (r.segments <= 0 && r.segment_seconds <= 0 && r.jobs <= 0)
     throw Error(ExitCode::usage, "plan: give --segments N or --segment-seconds S");
   Manifest m;
   m.output = r.output;
@@ -104,7 +113,8 @@ Manifest make_plan(const PlanRequest& r) {
   m.hwdec = r.hwdec;
   m.encoder = r.encoder;
   m.warmup_frames = chain_warmup_frames(config);
-  m.segments = choose_segments(scan, r.segments, r.segment_seconds, m.warmup_frames);
+  m.segments = choose_segments(scan, r.segments > 0 || r.segment_seconds > 0 ? r.segments : default_segments(scan, r.jobs),
+                               r.segment_seconds, m.warmup_frames);
   m.workdir = fs::absolute(r.workdir.empty() ? m.output.path + ".parts" : r.workdir).lexically_normal().string();
   // The same plan twice gets the same id, so its finished segments are reused.
   m.plan_id = sha256_hex(m.to_json().dump()).substr(0, 16);

@@ -16,6 +16,7 @@ struct PlanRequest {
   ManifestOutput output;  // path as given; codec empty: the one the output's container implies
   int segments = 0;        // one of segments and segment_seconds is > 0
   double segment_seconds = 0;
+  int jobs = 0;  // neither given: segments for this many workers (see make_plan)
   std::string workdir;     // empty: OUTPUT.parts beside the output
   std::string backend = "auto", hwdec = "auto", encoder = "auto";
 };

@@ -1,0 +1,263 @@
+// Segment-parallel runs end to end on the CPU backend: plan, workers, concat,
+// checked against a single run and the input, with ffprobe/ffmpeg as the oracle.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/e2e_util.h"
+#include "tests/support/test_support.h"
+
+namespace sp::test {
+namespace {
+
+CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
+
+std::string example_config() { return source_dir() + "/configs/example.yaml"; }
+std::string pencil_config() { return source_dir() + "/configs/pencil.yaml"; }
+
+struct Clip {
+  std::string path;
+  int gop = 0;
+  double seconds = 0;
+};
+
+// testsrc2 at a random start with a random tone, keyframes every `gop` frames.
+Clip make_clip(const TempDir& dir, const std::string& name, std::mt19937_64& rng, const std::string& extra = "") {
+  Clip c;
+  c.gop = 8 + int(rng() % 20);
+  c.seconds = 5 + int(rng() % 4);
+  c.path = dir.file(name);
+  const CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=192x144:rate=25 -f lavfi -i sine=frequency=" +
+                                 std::to_string(200 + rng() % 800) + " -t " + std::to_string(c.seconds) +
+                                 " -ss " + std::to_string(rng() % 50) + " -c:v libx264 -g " + std::to_string(c.gop) +
+                                 " -pix_fmt yuv420p -c:a aac " + extra + " " + shell_quote(c.path));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return c;
+}
+
+void expect_same_times(const std::vector<double>& a, const std::vector<double>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4) << what << ": frame " << i;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+std::string run_parallel_cmd(const std::string& config, const std::string& in, const std::string& out,
+                             const std::string& flags) {
+  return "run " + config + " -i " + shell_quote(in) + " -o " + shell_quote(out) + " --backend cpu " + flags;
+}
+
+TEST(SegmentsE2E, JobsRunEqualsSingleRunFrameForFrame) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const Clip clip = make_clip(dir, "in.mkv", rng);
+  const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), stats = dir.file("stats.json");
+  CommandResult r = stylepipe(run_parallel_cmd(example_config(), clip.path, single, "--codec ffv1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int segments = 2 + int(rng() % 4);
+  r = stylepipe(run_parallel_cmd(example_config(), clip.path, split,
+                                 "--codec ffv1 --jobs 2 --segments " + std::to_string(segments) + " --stats-json " + stats));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  const auto in_times = video_frame_times(clip.path);
+  ASSERT_EQ(in_times.size(), size_t(std::lround(clip.seconds * 25)));
+  expect_same_times(video_frame_times(split), in_times, "split vs input");
+  EXPECT_EQ(audio_packet_hashes(split), audio_packet_hashes(clip.path)) << "audio packets changed";
+  EXPECT_EQ(video_md5s(split), video_md5s(single)) << "decoded pictures differ from the single run";
+  const nlohmann::json s = read_json(stats);
+  EXPECT_EQ(s["frames"]["out"], int(in_times.size()));
+  EXPECT_EQ(s["segments"].size(), size_t(segments)) << "a GOP of " << clip.gop << " frames allows " << segments;
+  EXPECT_FALSE(std::filesystem::exists(split + ".parts")) << "the work directory stays only with --keep-segments";
+}
+
+// Irregular frame times, an input that starts at 2.5 s, B-frames in and out.
+TEST(SegmentsE2E, VariableFrameRateClipWithAudioKeepsEveryTimestamp) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const std::string in = dir.file("vfr.mp4");
+  const int step = 2 + int(rng() % 5);
+  CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=160x120:rate=25:duration=6 -f lavfi -i sine=duration=6 "
+                           "-vf \"setpts='(N*0.04+0.03*mod(N," + std::to_string(step) + "))/TB'\" -fps_mode vfr "
+                           "-c:v libx264 -bf 3 -g 12 -pix_fmt yuv420p -c:a aac -output_ts_offset 2.5 " + in);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string single = dir.file("single.mp4"), split = dir.file("split.mp4");
+  r = stylepipe(run_parallel_cmd(example_config(), in, single, "--preset fast"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = stylepipe(run_parallel_cmd(example_config(), in, split, "--preset fast --jobs 3 --segments 4"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto in_times = video_frame_times(in);
+  ASSERT_GT(in_times.size(), 100u);
+  ASSERT_GT(in_times.front(), 2.4) << "the input should start late";
+  expect_same_times(video_frame_times(single), in_times, "single vs input");
+  expect_same_times(video_frame_times(split), in_times, "split vs input");
+  EXPECT_EQ(decoded_video_frames(split), int(in_times.size()));
+  EXPECT_EQ(audio_packet_hashes(split), audio_packet_hashes(in));
+}
+
+TEST(SegmentsE2E, KilledWorkerIsNamedByConcatAndRerunningItCompletes) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const Clip clip = make_clip(dir, "in.mp4", rng);
+  const std::string out = dir.file("out.mkv"), work = dir.file("work");
+  CommandResult r = stylepipe("plan " + example_config() + " -i " + clip.path + " -o " + out +
+                              " --backend cpu --segments 3 --workdir " + work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("segments: 3"), std::string::npos) << r.output;
+  const std::string manifest = work + "/manifest.json";
+  for (int i : {0, 2}) {
+    r = stylepipe("run --manifest " + manifest + " --index " + std::to_string(i));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  // Segment 1 dies with SIGKILL once frames flow: no chance to clean up.
+  const std::string log = dir.file("progress.ndjson");
+  r = run_command(shell_quote(stylepipe_binary()) + " run --manifest " + manifest +
+                  " --index 1 --preset veryslow --progress json 2> " + log +
+                  " & pid=$!; for i in $(seq 1 600); do grep -q '\"frame\":[1-9]' " + log +
+                  " && break; sleep 0.02; done; kill -KILL $pid; wait $pid");
+  EXPECT_EQ(r.exit_code, 137) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(work + "/segment_0001.nut")) << "a killed worker must leave nothing finished";
+
+  r = run_command(shell_quote(stylepipe_binary()) + " concat " + manifest);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("segment 1"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a refused concat writes nothing";
+
+  // The array job's index comes from the environment, as on Slurm.
+  r = run_command("SLURM_ARRAY_TASK_ID=1 " + shell_quote(stylepipe_binary()) + " run --manifest " + manifest +
+                  " --progress none");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = stylepipe("run --manifest " + manifest + " --index 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("already done"), std::string::npos) << r.output;
+  r = run_command(shell_quote(stylepipe_binary()) + " concat " + manifest);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_same_times(video_frame_times(out), video_frame_times(clip.path), "joined vs input");
+}
+
+TEST(SegmentsE2E, ChangedInputIsRefused) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const Clip clip = make_clip(dir, "in.mkv", rng);
+  const std::string out = dir.file("out.mkv"), work = dir.file("work");
+  CommandResult r = stylepipe("plan " + example_config() + " -i " + clip.path + " -o " + out +
+                              " --backend cpu --segments 2 --workdir " + work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  make_clip(dir, "in.mkv", rng);  // another clip in its place
+  r = stylepipe("run --manifest " + work + "/manifest.json --index 0");
+  EXPECT_EQ(r.exit_code, 65) << r.output;
+  EXPECT_NE(r.output.find("changed since the plan"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(clip.path), std::string::npos) << r.output;
+}
+
+// Mean absolute difference of consecutive frames, in gray levels.
+std::vector<double> frame_changes(const TempDir& dir, const std::string& video, int width, int height) {
+  const std::string raw = dir.file("frames.gray");
+  const CommandResult r = ffmpeg("-i " + shell_quote(video) + " -f rawvideo -pix_fmt gray " + shell_quote(raw));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(raw, std::ios::binary);
+  const size_t frame = size_t(width) * height;
+  std::vector<uint8_t> previous(frame), current(frame);
+  std::vector<double> changes;
+  for (bool first = true; in.read(reinterpret_cast<char*>(current.data()), std::streamsize(frame)); first = false) {
+    if (!first) {
+      double sum = 0;
+      for (size_t i = 0; i < frame; ++i) sum += std::abs(int(current[i]) - int(previous[i]));
+      changes.push_back(sum / double(frame));
+    }
+    std::swap(previous, current);
+  }
+  return changes;
+}
+
+// Pencil's smoothed tone histogram carries over frames: each segment warms it
+// up on the frames before its start, so a seam is no jump.
+TEST(SegmentsE2E, TemporalSeamIsNoLargerThanChangesWithinSegments) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const std::string in = dir.file("in.mkv");
+  // Slow motion with a brightness drift, so the histogram keeps moving.
+  CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=128x96:rate=25:duration=8 -vf \"eq=brightness='0.2*sin(t*" +
+                           std::to_string(0.5 + (rng() % 100) / 100.0) + ")':eval=frame\" -c:v libx264 -g 20 "
+                           "-pix_fmt yuv420p " + in);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string out = dir.file("out.mkv"), work = dir.file("work");
+  r = stylepipe(run_parallel_cmd(pencil_config(), in, out, "--codec ffv1 --jobs 2 --segments 4 --keep-segments --workdir " + work));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json manifest = read_json(work + "/manifest.json");
+  ASSERT_GT(manifest["warmup_frames"].get<int>(), 10) << "temporal_smoothing 0.8 needs a warm-up";
+  const auto changes = frame_changes(dir, out, 128, 96);
+  ASSERT_EQ(changes.size(), 199u);
+  const auto times = video_frame_times(out);
+  std::vector<double> seams, within;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    bool at_seam = false;
+    for (const auto& s : manifest["segments"])
+      if (!s["begin_pts"].is_null() && std::abs(times[i + 1] - s["begin_seconds"].get<double>()) < 1e-3) at_seam = true;
+    (at_seam ? seams : within).push_back(changes[i]);
+  }
+  ASSERT_EQ(seams.size(), manifest["segments"].size() - 1);
+  std::sort(within.begin(), within.end());
+  const double within_max = within.back();
+  for (double s : seams) EXPECT_LE(s, within_max) << "a seam changes more than any frame within a segment";
+  std::printf("seam change %.3f..%.3f gray levels, within segments median %.3f max %.3f\n",
+              *std::min_element(seams.begin(), seams.end()), *std::max_element(seams.begin(), seams.end()),
+              within[within.size() / 2], within_max);
+}
+
+TEST(SegmentsE2E, InterruptedJobsRunLeavesPlayableOutput) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const std::string in = dir.file("long.mkv");
+  CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=320x240:rate=25:duration=40 -c:v libx264 -preset ultrafast -g 25 " + in);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string out = dir.file("out.mp4"), log = dir.file("progress.ndjson");
+  r = run_command(shell_quote(stylepipe_binary()) + " " + run_parallel_cmd(example_config(), in, out,
+                  "--preset veryslow --jobs 2 --segments 8 --progress json") + " 2> " + log +
+                  " & pid=$!; for i in $(seq 1 600); do grep -q '\"frame\":[1-9]' " + log +
+                  " && break; sleep 0.05; done; sleep 1; kill -INT $pid; wait $pid");
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  const int frames = decoded_video_frames(out);
+  EXPECT_GT(frames, 0) << "an interrupted run must leave what was finished, playable";
+  EXPECT_LT(frames, 1000);
+}
+
+TEST(SegmentsE2E, UsageErrorsAreOneLineAndExit64) {
+  TempDir dir;
+  std::mt19937_64 rng(fresh_seed());
+  const Clip clip = make_clip(dir, "in.mkv", rng);
+  const std::string out = dir.file("out.mkv");
+  struct Case {
+    std::string args, expect;
+  };
+  const std::vector<Case> cases = {
+      {"run " + example_config() + " -i " + clip.path + " -o " + out + " --jobs 2 --devices 7", "--devices"},
+      {"run " + example_config() + " -i " + clip.path + " -o " + out + " --jobs 2 --devices x", "not a device number"},
+      {"run " + example_config() + " -i - -o " + out + " --jobs 2", "-i -"},
+      {"run " + example_config() + " -i " + clip.path + " -o " + out + " --jobs 2 --frames 10", "--frames"},
+      {"run --manifest m.json " + example_config(), "drop CONFIG"},
+      {"run " + example_config() + " -i " + clip.path + " -o " + out + " --index 1", "--manifest"},
+      {"run " + example_config() + " -i " + clip.path + " -o " + out + " --segments 3", "--jobs"},
+      {"plan " + example_config() + " -i " + clip.path + " -o " + out, "--segments"},
+      {"plan " + example_config() + " -i " + clip.path + " -o - -f nut --segments 2", "not a pipe"},
+      {"plan " + example_config() + " -i " + clip.path + " -o " + clip.path + " -y --segments 2", "the output is the input"},
+  };
+  for (const Case& c : cases) {
+    const CommandResult r = stylepipe(c.args);
+    EXPECT_EQ(r.exit_code, 64) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_EQ(nonempty_lines(r.output).size(), 1u) << c.args << "\n" << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace sp::test
