@@ -1,0 +1,57 @@
+// Segment-parallel runs on the GPU: workers with their own contexts, pools and
+// streams, spread over a device list. One GPU can still hold several workers
+// (--devices 0,0); machines with more run the same code over each device.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "pipeline/device.h"
+#include "tests/e2e_util.h"
+#include "tests/support/test_support.h"
+
+namespace sp::test {
+namespace {
+
+TEST(SegmentsGpu, TwoWorkersOnOneGpuEqualTheCpuRun) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: the GPU workers are not exercised here";
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const std::string in = dir.file("in.mp4");
+  const CommandResult made = run_command("ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 "
+                                         "-f lavfi -i sine -t " + std::to_string(4 + rng() % 4) +
+                                         " -c:v libx264 -g " + std::to_string(10 + rng() % 20) +
+                                         " -pix_fmt yuv420p -c:a aac " + in);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::string config = source_dir() + "/configs/example.yaml";
+  const std::string cpu = dir.file("cpu.mkv"), gpu = dir.file("gpu.mkv"), stats = dir.file("stats.json");
+  CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --backend cpu --codec ffv1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = stylepipe("run " + config + " -i " + in + " -o " + gpu + " --backend cuda --codec ffv1 --jobs 2 --devices 0,0 "
+                "--segments 4 --stats-json " + stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(video_md5s(gpu), video_md5s(cpu)) << "the GPU workers' pictures differ from the CPU run";
+  EXPECT_EQ(audio_packet_hashes(gpu), audio_packet_hashes(in));
+  std::ifstream s(stats);
+  const nlohmann::json j = nlohmann::json::parse(s);
+  ASSERT_EQ(j["segments"].size(), 4u);
+  for (const auto& seg : j["segments"]) {
+    EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
+    EXPECT_GT(seg["stats"]["pool"]["high_water_bytes"].get<double>(), 0) << "each worker has its own pool";
+  }
+  EXPECT_EQ(j["devices"], nlohmann::json::array({0, 0}));
+}
+
+TEST(SegmentsGpu, ADeviceThatDoesNotExistIsAUsageError) {
+  const int present = cuda_device_count();
+  TempDir dir;
+  const CommandResult r = stylepipe("run " + source_dir() + "/configs/example.yaml -i " + dir.file("x.mp4") + " -o " +
+                                    dir.file("y.mkv") + " --jobs 2 --devices " + std::to_string(present));
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("GPU " + std::to_string(present) + " does not exist"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace sp::test
