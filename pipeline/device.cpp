@@ -1,6 +1,7 @@
 #include "pipeline/device.h"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <atomic>
 #include <mutex>
@@ -15,6 +16,12 @@ void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int l
                                       ":" + std::to_string(line));
 }
 
+static bool nvidia_driver_installed() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver) dlclose(driver);
+  return driver != nullptr;
+}
+
 bool cuda_device_available(std::string* why) {
   static std::once_flag once;
   static bool available = false;
@@ -22,6 +29,12 @@ bool cuda_device_available(std::string* why) {
   std::call_once(once, [] {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaErrorInsufficientDriver && !nvidia_driver_installed()) {
+      // The runtime's words ("driver version is insufficient") would send people after an upgrade.
+      reason = "no NVIDIA driver was found (libcuda.so.1 is not installed)";
+      cudaGetLastError();
+      return;
+    }
     if (err != cudaSuccess) {
       reason = std::string("no usable CUDA device (") + cudaGetErrorString(err) + ")";
       cudaGetLastError();

@@ -26,9 +26,11 @@ struct FrameInfo {
   double time_seconds = 0.0;
 };
 
-// One effect. Instances are created per pipeline slot, so scratch memory owned
-// by an instance is never shared between frames in flight. Stages never see
-// codecs: only RGBA8 views on the backend they were configured for.
+// One effect. The CUDA engine runs one chain for all frames in flight and
+// orders their stage sections by events, so an instance's scratch is used by
+// one frame at a time; a segment-parallel run has one chain per worker
+// process. Stages never see codecs: only RGBA8 views on the backend they were
+// configured for.
 class Stage {
  public:
   virtual ~Stage() = default;

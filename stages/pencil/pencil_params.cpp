@@ -100,8 +100,10 @@ std::optional<std::string> validate_pencil(const Params& p) {
     return "tone: custom needs `weights: [bright, mid, dark]`";
   }
   const std::string texture = read_string(p, "texture", "builtin");
-  if (texture != "builtin" && !std::filesystem::is_regular_file(texture))
-    return "texture: no such file '" + texture + "'";
+  std::error_code ec;
+  if (texture != "builtin" && !std::filesystem::exists(texture, ec)) return "texture: no such file '" + texture + "'";
+  if (texture != "builtin" && !std::filesystem::is_regular_file(texture, ec))
+    return "texture: '" + texture + "' is not a regular file (an image file is needed)";
   return std::nullopt;
 }
 
