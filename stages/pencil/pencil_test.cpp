@@ -311,6 +311,17 @@ TEST(PencilTexture, ConfigPathIsRelativeToTheConfigFile) {
     f << "pipeline:\n  - pencil: {texture: paper.pgm}\n";
   }
   EXPECT_THROW(load_config((dir.parent_path() / "other.yaml").string()), Error);
+  // A device or a folder exists but is no image: say what it is, not that it is missing.
+  for (const std::string odd : {"/dev/zero", dir.string()}) {
+    std::ofstream(dir.parent_path() / "odd.yaml") << "pipeline:\n  - pencil: {texture: " << odd << "}\n";
+    try {
+      load_config((dir.parent_path() / "odd.yaml").string());
+      ADD_FAILURE() << odd << " was accepted as a texture";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a regular file"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("odd.yaml:2:"), std::string::npos) << e.what();
+    }
+  }
   std::filesystem::remove_all(dir.parent_path());
 }
 
