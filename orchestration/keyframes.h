@@ -19,7 +19,9 @@ struct KeyframeScan {
   int video_stream = -1;
   AVRational time_base{1, 1};
   AVRational frame_rate{25, 1};   // average, for turning warm-up frames into time where counts are unknown
-  double duration_seconds = -1;
+  double start_seconds = 0;       // the file's start time (earliest of its streams): where durations and
+                                  // segments' begin/end seconds count from
+  double duration_seconds = -1;   // from start_seconds; -1: unknown
   int64_t frame_count = -1;       // -1: unknown
   std::vector<Keyframe> keyframes;  // increasing pts; the first one is where decoding can start
   std::string source;             // "index" or "packets"
