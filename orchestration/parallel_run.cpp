@@ -36,7 +36,7 @@ struct Worker {
   int output_fd = -1;    // the worker's stderr: progress records and log lines
   std::string pending;   // a line not yet complete
   int64_t frames = 0;
-  double media_seconds = 0;
+  double first_media_seconds = -1, media_seconds = 0;  // of its frames, in the input's clock
   int device = -1;
 };
 
@@ -107,6 +107,7 @@ void take_lines(Worker& w, bool at_end) {
       if (!record.is_discarded() && record.contains("frame")) {
         w.frames = record.value("frame", int64_t(0));
         w.media_seconds = record.value("media_seconds", 0.0);
+        if (w.first_media_seconds < 0 && w.frames > 0) w.first_media_seconds = w.media_seconds;
         continue;
       }
     }
@@ -159,9 +160,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
   int next = 0, slot = 0, failure = 0;
   bool stopping = false;
 
-  auto segment_media = [&](const Worker& w) {
-    return std::max(0.0, w.media_seconds - std::max(0.0, m.segments[size_t(w.index)].begin_seconds));
-  };
+  auto segment_media = [](const Worker& w) { return w.first_media_seconds < 0 ? 0.0 : w.media_seconds - w.first_media_seconds; };
   while (next < int(m.segments.size()) || !running.empty()) {
     if (!stopping && (interrupted() || failure)) {
       stopping = true;

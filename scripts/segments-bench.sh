@@ -16,10 +16,13 @@ rate=${CLIP_RATE:-60}
 clip="$out/segments_in_${seconds}s.mp4"
 status=0
 if [ ! -e "$clip" ]; then
-  # Moving pattern plus film grain: the encoders get real work, unlike flat testsrc frames.
+  # Moving pattern plus film grain, so the encoders get real work; 10 s made
+  # (the grain filter is single-threaded), then repeated by stream copy.
+  part="$out/segments_part.mp4"
   ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=$rate" \
-    -f lavfi -i sine=frequency=440:sample_rate=48000 -t "$seconds" -vf "noise=alls=6:allf=t" \
-    -c:v libx264 -preset veryfast -g $((rate * 2)) -pix_fmt yuv420p -c:a aac "$clip" || exit 1
+    -f lavfi -i sine=frequency=440:sample_rate=48000 -t 10 -vf "noise=alls=6:allf=t" \
+    -c:v libx264 -preset veryfast -g $((rate * 2)) -pix_fmt yuv420p -c:a aac "$part" || exit 1
+  ffmpeg -hide_banner -loglevel error -y -stream_loop $(( (seconds + 9) / 10 - 1 )) -i "$part" -t "$seconds" -c copy "$clip" || exit 1
 fi
 frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$clip")
 hwaccel=(); nvidia-smi >/dev/null 2>&1 && hwaccel=(-hwaccel cuda)

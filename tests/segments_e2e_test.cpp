@@ -200,8 +200,9 @@ TEST(SegmentsE2E, TemporalSeamIsNoLargerThanChangesWithinSegments) {
   std::vector<double> seams, within;
   for (size_t i = 0; i < changes.size(); ++i) {
     bool at_seam = false;
+    const double tb = manifest["input"]["time_base"][0].get<double>() / manifest["input"]["time_base"][1].get<double>();
     for (const auto& s : manifest["segments"])
-      if (!s["begin_pts"].is_null() && std::abs(times[i + 1] - s["begin_seconds"].get<double>()) < 1e-3) at_seam = true;
+      if (!s["begin_pts"].is_null() && std::abs(times[i + 1] - s["begin_pts"].get<double>() * tb) < 1e-4) at_seam = true;
     (at_seam ? seams : within).push_back(changes[i]);
   }
   ASSERT_EQ(seams.size(), manifest["segments"].size() - 1);

@@ -312,7 +312,7 @@ TEST(PencilTexture, ConfigPathIsRelativeToTheConfigFile) {
   }
   EXPECT_THROW(load_config((dir.parent_path() / "other.yaml").string()), Error);
   // A device or a folder exists but is no image: say what it is, not that it is missing.
-  for (const std::string odd : {"/dev/zero", dir.string()}) {
+  for (const std::string& odd : std::vector<std::string>{"/dev/zero", dir.string()}) {
     std::ofstream(dir.parent_path() / "odd.yaml") << "pipeline:\n  - pencil: {texture: " << odd << "}\n";
     try {
       load_config((dir.parent_path() / "odd.yaml").string());
