@@ -155,6 +155,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
   ProgressReporter progress(o.progress, m.input_duration_seconds, -1);
   std::map<int, Worker> running;  // by pid
   std::map<int, int> exit_codes;  // by segment
+  std::map<int, int> devices_used;  // by segment
   std::vector<int64_t> frames_done(m.segments.size(), 0);
   std::vector<double> media_done(m.segments.size(), 0);
   int next = 0, slot = 0, failure = 0;
@@ -186,6 +187,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
       close(w.output_fd);
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       exit_codes[w.index] = code;
+      devices_used[w.index] = w.device;
       frames_done[size_t(w.index)] = w.frames;
       media_done[size_t(w.index)] = segment_media(w);
       if (code != 0 && code != int(ExitCode::interrupted) && !failure) {
@@ -218,7 +220,9 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     nlohmann::json segments = nlohmann::json::array();
     for (size_t i = 0; i < m.segments.size(); ++i) {
       nlohmann::json s = read_json(fs::path(m.workdir) / fmt::format("segment_{:04}.stats.json", i));
-      segments.push_back({{"index", i}, {"exit_code", exit_codes.count(int(i)) ? exit_codes[int(i)] : 0}, {"stats", s}});
+      nlohmann::json entry = {{"index", i}, {"exit_code", exit_codes.count(int(i)) ? exit_codes[int(i)] : 0}, {"stats", s}};
+      if (devices_used.count(int(i)) && devices_used[int(i)] >= 0) entry["device"] = devices_used[int(i)];
+      segments.push_back(entry);
     }
     const nlohmann::json stats = {{"input", m.input_path},
                                   {"output", joined.output},

@@ -3,7 +3,10 @@
 # H.264 clip with audio through CONFIG (default configs/pencil.yaml) to libx264
 # ultrafast, as one run and with --jobs for each of JOBS (default "1 2 4 8"),
 # against ffmpeg's own NVDEC + libx264 ultrafast transcode (the peer; software
-# decoding where no CUDA device is present). Reports frames/s of wall time.
+# decoding where no CUDA device is present). Reports frames/s of wall time and,
+# per device, the segments' frames and pool high-water from --stats-json.
+# CODEC=ffv1 writes FFV1 in Matroska instead (no peer then); DEVICES goes to
+# --devices (all, 0,1, ...); TAG names the result files.
 # Usage: scripts/segments-bench.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,36 +14,48 @@ out=${1:?usage: scripts/segments-bench.sh OUTDIR}
 mkdir -p "$out"
 bin=${STYLEPIPE:-build-gpu/stylepipe}
 config=${CONFIG:-configs/pencil.yaml}
+codec=${CODEC:-libx264}
+tag=${TAG:-$(basename "$config" .yaml)_$codec}
+ext=mp4; [ "$codec" = libx264 ] || ext=mkv
+codec_flags=(--codec "$codec"); [ "$codec" = libx264 ] && codec_flags+=(--preset ultrafast)
 seconds=${CLIP_SECONDS:-60}
 rate=${CLIP_RATE:-60}
 clip="$out/segments_in_${seconds}s.mp4"
 status=0
-if [ ! -e "$clip" ]; then
-  # Moving pattern plus film grain, so the encoders get real work; 10 s made
-  # (the grain filter is single-threaded), then repeated by stream copy.
-  part="$out/segments_part.mp4"
-  ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=$rate" \
-    -f lavfi -i sine=frequency=440:sample_rate=48000 -t 10 -vf "noise=alls=6:allf=t" \
-    -c:v libx264 -preset veryfast -g $((rate * 2)) -pix_fmt yuv420p -c:a aac "$part" || exit 1
-  ffmpeg -hide_banner -loglevel error -y -stream_loop $(( (seconds + 9) / 10 - 1 )) -i "$part" -t "$seconds" -c copy "$clip" || exit 1
-fi
+scripts/make-bench-clip.sh "$clip" "$seconds" "$rate" || exit 1
 frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$clip")
 hwaccel=(); nvidia-smi >/dev/null 2>&1 && hwaccel=(-hwaccel cuda)
 elapsed() { local s e; s=$(date +%s.%N); "$@" >"$out/segments_last.log" 2>&1 || { echo "FAILED: $*" >&2; tail -5 "$out/segments_last.log" >&2; status=1; }; e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f", b-a}'; }
 report() { awk -v n="$frames" -v t="$2" -v name="$1" 'BEGIN{printf "%-34s %6.2f s  %6.0f fps\n", name, t, n/t}' | tee -a "$out/segments.txt"; }
 
-: >"$out/segments.txt"
-echo "clip: $clip ($frames frames, 1920x1080, $rate fps); config $config; libx264 ultrafast" | tee -a "$out/segments.txt"
-report "ffmpeg ${hwaccel[*]:-(software)} + libx264" \
-  "$(elapsed ffmpeg -hide_banner -y "${hwaccel[@]}" -i "$clip" -c:v libx264 -preset ultrafast -c:a copy "$out/segments_ffmpeg.mp4")"
+echo "clip: $clip ($frames frames, 1920x1080, $rate fps); config $config; ${codec_flags[*]}; devices ${DEVICES:-default}" \
+  | tee -a "$out/segments.txt"
+if [ "$codec" = libx264 ] && [ -z "${NO_PEER:-}" ]; then
+  report "ffmpeg ${hwaccel[*]:-(software)} + libx264" \
+    "$(elapsed ffmpeg -hide_banner -y "${hwaccel[@]}" -i "$clip" -c:v libx264 -preset ultrafast -c:a copy "$out/segments_ffmpeg.mp4")"
+fi
 report "stylepipe single run" \
-  "$(elapsed "$bin" run "$config" -i "$clip" -o "$out/segments_single.mp4" -y --preset ultrafast --progress none \
-     --stats-json "$out/segments_single.json")"
+  "$(elapsed "$bin" run "$config" -i "$clip" -o "$out/${tag}_single.$ext" -y "${codec_flags[@]}" --progress none \
+     --stats-json "$out/${tag}_single.json")"
 for jobs in ${JOBS:-1 2 4 8}; do
+  result="$out/${tag}_jobs$jobs"
   report "stylepipe --jobs $jobs" \
-    "$(elapsed "$bin" run "$config" -i "$clip" -o "$out/segments_jobs$jobs.mp4" -y --preset ultrafast --progress none \
-       --jobs "$jobs" ${DEVICES:+--devices "$DEVICES"} --stats-json "$out/segments_jobs$jobs.json")"
-  got=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$out/segments_jobs$jobs.mp4")
+    "$(elapsed "$bin" run "$config" -i "$clip" -o "$result.$ext" -y "${codec_flags[@]}" --progress none \
+       --jobs "$jobs" ${DEVICES:+--devices "$DEVICES"} --stats-json "$result.json")"
+  python3 - "$result.json" <<'PY' | tee -a "$out/segments.txt"
+import json, sys, collections
+s = json.load(open(sys.argv[1]))
+per = collections.defaultdict(lambda: [0, 0])
+for seg in s["segments"]:
+    st = seg.get("stats") or {}
+    d = per[seg.get("device", "default")]
+    d[0] += st.get("frames", {}).get("out", 0)
+    d[1] = max(d[1], st.get("pool", {}).get("high_water_bytes", 0))
+print("    " + "; ".join(f"device {k}: {v[0]} frames ({v[0] / s['wall_seconds']:.0f} fps), pool high-water {v[1] / 2**20:.0f} MiB per worker"
+                         for k, v in sorted(per.items(), key=lambda kv: str(kv[0]))))
+PY
+  got=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$result.$ext")
   [ "$got" = "$frames" ] || { echo "--jobs $jobs wrote $got frames, the input has $frames" | tee -a "$out/segments.txt"; status=1; }
+  rm -f "$result.$ext"
 done
 exit $status

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# A 1080p H.264 + AAC clip for throughput runs: a moving pattern plus film
+# grain, so the encoders get real work. 10 s are made (the grain filter is
+# single-threaded), then repeated by stream copy. Kept if it exists.
+# Usage: scripts/make-bench-clip.sh OUT.mp4 SECONDS RATE
+set -euo pipefail
+clip=${1:?usage: scripts/make-bench-clip.sh OUT.mp4 SECONDS RATE}
+seconds=${2:-60}
+rate=${3:-60}
+[ -e "$clip" ] && exit 0
+part="${clip%.mp4}_part.mp4"
+ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=$rate" \
+  -f lavfi -i sine=frequency=440:sample_rate=48000 -t 10 -vf "noise=alls=6:allf=t" \
+  -c:v libx264 -preset veryfast -g $((rate * 2)) -pix_fmt yuv420p -c:a aac "$part"
+ffmpeg -hide_banner -loglevel error -y -stream_loop $(( (seconds + 9) / 10 - 1 )) -i "$part" -t "$seconds" -c copy "$clip"
+rm -f "$part"
