@@ -51,7 +51,7 @@ InputFingerprint fingerprint_file(const std::string& path) {
   if (av_hash_alloc(&raw, "SHA256") < 0) throw std::bad_alloc();
   std::unique_ptr<AVHashContext, void (*)(AVHashContext*)> hash(raw, [](AVHashContext* h) { av_hash_freep(&h); });
   av_hash_init(hash.get());
-  std::vector<char> buffer(size_t(kEndSpan));
+  std::vector<char> buffer(static_cast<size_t>(kEndSpan));
   auto add_span = [&](int64_t offset, int64_t length) {
     length = std::min(length, f.size_bytes - offset);
     if (length <= 0) return;
