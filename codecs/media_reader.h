@@ -49,6 +49,10 @@ struct InputOptions {
   // NVDEC surfaces are a fixed pool: each held picture keeps one.
   int frames_held = 8;
   std::optional<PtsWindow> window;
+  // False: the video stream is chosen and described (time base, frame rate)
+  // but never decoded, and next() yields the copied streams' packets only,
+  // for a caller that takes the video from elsewhere (the concat of a plan).
+  bool decode_video = true;
   std::string software_decode_reason;  // why hwdec was turned off before the reader saw it, for the stats
   // Asked after probing, just before NVDEC would be attached: waits for the
   // GPU to start and says why hardware decoding cannot be used (nullopt: it

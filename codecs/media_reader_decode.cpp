@@ -132,7 +132,7 @@ bool MediaReader::next(MediaItem& item) {
       continue;
     }
     if (stop_reading_) {
-      if (draining_) {
+      if (draining_ || !decoder_) {
         finished_ = true;
         return false;
       }
@@ -168,7 +168,7 @@ bool MediaReader::next(MediaItem& item) {
       last_incomplete_stream_ = index;
       packets_since_incomplete_ = 0;
     }
-    if (index == video_.stream_index) {
+    if (index == video_.stream_index && decoder_) {
       if (packet_->pos >= 0) last_video_end_ = packet_->pos + packet_->size;
       packet_pending_ = true;
     } else if (index >= 0 && size_t(index) < copy_by_index_.size() && copy_by_index_[index] &&
@@ -185,6 +185,7 @@ bool MediaReader::next(MediaItem& item) {
 }
 
 bool MediaReader::receive_frame(MediaItem& item) {
+  if (!decoder_) return false;
   for (;;) {
     const int r = avcodec_receive_frame(decoder_.get(), decoded_.get());
     if (r == AVERROR(EAGAIN)) {
