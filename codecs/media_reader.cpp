@@ -182,7 +182,6 @@ void MediaReader::select_streams() {
     throw Error(ExitCode::data_error, name_ + ": no video stream (read as " + format_name + ")");
   }
   video_.stream_index = best;
-  if (!options_.decode_video) format_->streams[best]->discard = AVDISCARD_ALL;
   av_dict_copy(&metadata_, format_->metadata, 0);
   copy_by_index_.assign(format_->nb_streams, 0);
   for (unsigned i = 0; i < format_->nb_streams; ++i) {

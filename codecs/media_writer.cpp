@@ -72,16 +72,16 @@ void tag_colors(AVCodecContext* c, PixelFormat format, ColorSpec color, const Vi
   }
 }
 
-bool keeps_constant_rate_only(const AVOutputFormat* f) {
-  return !(f->flags & (AVFMT_VARIABLE_FPS | AVFMT_NOTIMESTAMPS)) && !is_mov_family(f);
-}
-
 }  // namespace
+
+bool container_keeps_constant_rate(const AVOutputFormat* format) {
+  return !(format->flags & (AVFMT_VARIABLE_FPS | AVFMT_NOTIMESTAMPS)) && !is_mov_family(format);
+}
 
 AVRational writer_video_time_base(const AVOutputFormat* format, AVCodecID codec, AVRational input_time_base,
                                   AVRational frame_rate) {
   const AVRational rate = frame_rate.num > 0 && frame_rate.den > 0 ? frame_rate : AVRational{25, 1};
-  AVRational time_base = keeps_constant_rate_only(format) ? av_inv_q(rate) : input_time_base;
+  AVRational time_base = container_keeps_constant_rate(format) ? av_inv_q(rate) : input_time_base;
   if (short_time_base_codec(codec) && time_base.den > 65535) {
     time_base = av_inv_q(rate);
     if (time_base.den > 65535) time_base = {1, 1000};
@@ -171,7 +171,7 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
   const AVCodec* codec = plan_.encoder;
   input_time_base_ = input.time_base;
   const AVOutputFormat* f = plan_.format;
-  constant_rate_only_ = keeps_constant_rate_only(f);
+  constant_rate_only_ = container_keeps_constant_rate(f);
   const AVRational rate = input.frame_rate.num > 0 ? input.frame_rate : AVRational{25, 1};
   encoder_time_base_ = writer_video_time_base(f, codec->id, input.time_base, rate);
 

@@ -58,6 +58,9 @@ OutputPlan plan_container(const std::string& url, const std::string& format);
 // For a file output: an existing file without `overwrite` -> usage (64); a
 // missing or unwritable directory, an output that is a directory -> io_error (74).
 void check_output_path(const std::string& url, const OutputPlan& plan, bool overwrite);
+// Containers that store frames on a constant-rate grid (AVI & co.): a writer
+// rounds frame times to 1/frame rate for them.
+bool container_keeps_constant_rate(const AVOutputFormat* format);
 // The time base a writer encodes video in for this container and codec: the
 // input's where the container keeps any timestamps (frame times stay exact),
 // else 1/frame rate (a codec that stores it in 16 bits gets the rate's, or ms).
