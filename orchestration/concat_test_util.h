@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,9 +32,10 @@ struct VideoPackets {
   int stream_index = -1;
   AVRational time_base{1, 1};
   std::vector<int64_t> keyframe_pts;  // increasing
+  std::vector<int64_t> pts;           // of every frame, increasing
 };
 
-// The first video stream's keyframes, by ffprobe.
+// The first video stream's frames and keyframes, by ffprobe.
 inline VideoPackets probe_video_packets(const std::string& file) {
   VideoPackets v;
   const CommandResult stream = run_command("ffprobe -v error -select_streams v:0 -show_entries stream=index,time_base "
@@ -44,10 +46,63 @@ inline VideoPackets probe_video_packets(const std::string& file) {
   const CommandResult packets = run_command("ffprobe -v error -select_streams v:0 -show_entries packet=pts,flags "
                                             "-of csv=p=0 " + shell_quote(file));
   EXPECT_EQ(packets.exit_code, 0) << packets.output;
-  for (const std::string& line : nonempty_lines(packets.output))
-    if (line.find(",K") != std::string::npos) v.keyframe_pts.push_back(std::stoll(line));
+  for (const std::string& line : nonempty_lines(packets.output)) {
+    v.pts.push_back(std::stoll(line));
+    if (line.find(",K") != std::string::npos) v.keyframe_pts.push_back(v.pts.back());
+  }
   std::sort(v.keyframe_pts.begin(), v.keyframe_pts.end());
+  std::sort(v.pts.begin(), v.pts.end());
   return v;
+}
+
+struct ClipSettings {
+  int width = 0, height = 0;
+  std::string rate;  // ffmpeg's rate syntax
+  double seconds = 0;
+  int gop = 0;  // frames between keyframes
+  std::string container;
+  std::string video_filter;     // appended to the filter chain, may be empty
+  std::string extra;            // more output options
+};
+
+inline ClipSettings random_clip(std::mt19937_64& rng) {
+  const char* rates[] = {"24", "25", "30", "30000/1001", "50"};
+  const char* containers[] = {"mkv", "mp4", "mov", "nut"};
+  ClipSettings c;
+  c.width = 96 + 16 * int(rng() % 9);
+  c.height = 64 + 16 * int(rng() % 7);
+  c.rate = rates[rng() % std::size(rates)];
+  c.seconds = 2.5 + double(rng() % 20) / 10;
+  c.gop = 6 + int(rng() % 14);
+  c.container = containers[rng() % std::size(containers)];
+  return c;
+}
+
+// testsrc2 (never flat) at a random offset, a random tone, keyframes every
+// `gop` frames, B-frames on.
+inline std::string make_clip(const TempDir& dir, const ClipSettings& c, std::mt19937_64& rng) {
+  const std::string path = dir.file("input." + c.container);
+  const int frequency = 200 + int(rng() % 1500);
+  const int offset_frames = int(rng() % 500);
+  std::string filter = "trim=start_frame=" + std::to_string(offset_frames) + ",setpts=PTS-STARTPTS";
+  if (!c.video_filter.empty()) filter += "," + c.video_filter;
+  const CommandResult r = ffmpeg(
+      "-f lavfi -i testsrc2=size=" + std::to_string(c.width) + "x" + std::to_string(c.height) + ":rate=" + c.rate +
+      " -f lavfi -i sine=frequency=" + std::to_string(frequency) + ":sample_rate=48000 -vf \"" + filter + "\" -t " +
+      std::to_string(c.seconds) + " -c:v libx264 -preset ultrafast -bf 2 -g " + std::to_string(c.gop) +
+      " -keyint_min " + std::to_string(c.gop) + " -sc_threshold 0 -pix_fmt yuv420p -c:a aac " + c.extra + " " +
+      shell_quote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return path;
+}
+
+// 1 to 3 distinct keyframes after the first, increasing.
+inline std::vector<int64_t> random_cuts(const std::vector<int64_t>& keyframes, std::mt19937_64& rng) {
+  std::vector<int64_t> candidates(keyframes.begin() + 1, keyframes.end());
+  std::shuffle(candidates.begin(), candidates.end(), rng);
+  candidates.resize(std::min<size_t>(candidates.size(), 1 + rng() % 3));
+  std::sort(candidates.begin(), candidates.end());
+  return candidates;
 }
 
 // A manifest for `input` cut at `cuts` (keyframe pts, increasing): one

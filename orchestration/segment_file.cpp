@@ -23,7 +23,10 @@ SegmentFile::SegmentFile(int index, const std::string& path)
   if (r < 0) fail("has unreadable stream parameters: " + av_error_text(r));
   if (context_->nb_streams != 1 || context_->streams[0]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO)
     fail(fmt::format("has {} streams; a segment holds one video stream", context_->nb_streams));
-  log_watch_->take_errors();  // probing noise; only what happens while reading counts
+  // The NUT muxer ends a file with an index; without it (a file cut short:
+  // a worker killed, a copy broken off) the demuxer says so while opening,
+  // in its log only ("read_timestamp failed").
+  if (!log_watch_->take_errors().empty()) fail("is incomplete or damaged");
 }
 
 SegmentFile::~SegmentFile() {
@@ -185,15 +188,17 @@ std::vector<SegmentToJoin> segments_to_join(const Manifest& manifest, bool finis
     throw Error(ExitCode::no_input, fmt::format("{} ({} of {} segments are not finished)", first_missing->what(),
                                                 not_finished, manifest.segments.size()));
   }
+  if (chosen.empty())  // only with finished_prefix_only
+    throw Error(ExitCode::no_input, fmt::format("segment 0 ({}) is missing: nothing to join", manifest.segment_path(0)));
   SegmentChecker checker(manifest);
   int64_t frames = 0;
   for (SegmentToJoin& segment : chosen) {
     checker.check(segment);
     frames += segment.frames;
   }
-  if (frames == 0)  // only with finished_prefix_only: every finished segment has frames
-    throw Error(ExitCode::no_input, fmt::format("segment 0 ({}) has no finished frames: nothing to join",
-                                                manifest.segment_path(0)));
+  if (frames == 0)  // an interrupted segment 0 before its first frame
+    throw Error(ExitCode::no_input, fmt::format("segment 0 ({}) has no frames yet: nothing to join",
+                                                manifest.partial_segment_path(0)));
   return chosen;
 }
 
