@@ -81,7 +81,7 @@ MediaReader::MediaReader(const InputOptions& options) : options_(options) {
   try {
     open_input();
     select_streams();
-    open_decoder();
+    if (options_.decode_video) open_decoder();
     fill_video_info();
     seek_to_start();
   } catch (...) {
@@ -284,7 +284,7 @@ void MediaReader::fill_video_info() {
   video_.space = par->color_space;
   video_.time_base = st->time_base;
   video_.sample_aspect_ratio = av_guess_sample_aspect_ratio(format_, const_cast<AVStream*>(st), nullptr);
-  video_.codec_name = decoder_->codec ? decoder_->codec->name : avcodec_get_name(par->codec_id);
+  video_.codec_name = decoder_ && decoder_->codec ? decoder_->codec->name : avcodec_get_name(par->codec_id);
 
   AVRational rate = options_.rate ? av_d2q(*options_.rate, 1000000) : st->avg_frame_rate;
   if (rate.num <= 0 || rate.den <= 0) rate = st->r_frame_rate;
@@ -328,7 +328,7 @@ void MediaReader::seek_to_start() {
     if (r < 0)
       log_debug("{}: cannot seek ({}); reading from the beginning and dropping what comes before --start", name_,
                 av_error_text(r));
-    else
+    else if (decoder_)
       avcodec_flush_buffers(decoder_.get());
   }
   if (options_.window && options_.window->seek_pts) {

@@ -49,6 +49,11 @@ struct InputOptions {
   // NVDEC surfaces are a fixed pool: each held picture keeps one.
   int frames_held = 8;
   std::optional<PtsWindow> window;
+  // False: the video stream is chosen and described (time base, frame rate)
+  // but never decoded, and next() yields the copied streams' packets only,
+  // for a caller that takes the video from elsewhere (the concat of a plan).
+  // MediaReader::last_video_frame() says where the video ends.
+  bool decode_video = true;
   std::string software_decode_reason;  // why hwdec was turned off before the reader saw it, for the stats
   // Asked after probing, just before NVDEC would be attached: waits for the
   // GPU to start and says why hardware decoding cannot be used (nullopt: it
@@ -88,6 +93,11 @@ struct DecodedFrame {
 
   PlanarView view() const;
   Size size() const { return frame ? Size{frame->width, frame->height} : Size{}; }
+};
+
+struct FrameTime {
+  int64_t pts = 0;       // in VideoStreamInfo::time_base
+  int64_t duration = 0;  // > 0
 };
 
 struct MediaItem {
@@ -141,6 +151,9 @@ class MediaReader {
   // finalizing its output.
   bool next(MediaItem& item);
   std::optional<std::string> data_error() const { return data_error_; }
+  // Without decode_video: the latest video frame (by presentation time) read
+  // so far, with the duration decoding would have given it.
+  std::optional<FrameTime> last_video_frame() const { return last_video_frame_; }
 
   int64_t frames_delivered() const { return frames_delivered_; }
   // True once NVDEC delivers pictures in device memory; otherwise
@@ -165,6 +178,7 @@ class MediaReader {
   void check_decoder_log();
   void check_file_end();
   bool keep_packet(AVPacket* packet);
+  void note_video_packet(const AVPacket* packet);
 
   std::optional<NvdecChoice> choose_hardware_decoder(const AVCodecParameters* stream);
   FramePtr take_device_frame(AVFrame* decoded, PixelFormat* format);
@@ -193,6 +207,7 @@ class MediaReader {
   int64_t last_pts_ = AV_NOPTS_VALUE;
   int64_t last_duration_ = 0;
   int64_t default_duration_ = 1;
+  std::optional<FrameTime> last_video_frame_;
   int decode_errors_before_first_frame_ = 0;
   bool first_frame_seen_ = false;
   bool draining_ = false;     // flush packet sent

@@ -101,6 +101,15 @@ bool MediaReader::keep_packet(AVPacket* packet) {
   return true;
 }
 
+// A decoder gives each picture its packet's duration, or none; receive_frame()
+// puts in the nominal one then.
+void MediaReader::note_video_packet(const AVPacket* packet) {
+  if (packet->pts == AV_NOPTS_VALUE) return;
+  const int64_t pts = packet->pts - av_rescale_q(shift_us_, AV_TIME_BASE_Q, video_.time_base);
+  if (last_video_frame_ && pts < last_video_frame_->pts) return;
+  last_video_frame_ = FrameTime{pts, packet->duration > 0 ? packet->duration : default_duration_};
+}
+
 // Formats made of fixed-size units whose demuxers drop a partial last unit
 // without a word: bytes left over mean the file was cut.
 void MediaReader::check_file_end() {
@@ -132,7 +141,7 @@ bool MediaReader::next(MediaItem& item) {
       continue;
     }
     if (stop_reading_) {
-      if (draining_) {
+      if (draining_ || !decoder_) {
         finished_ = true;
         return false;
       }
@@ -168,9 +177,12 @@ bool MediaReader::next(MediaItem& item) {
       last_incomplete_stream_ = index;
       packets_since_incomplete_ = 0;
     }
-    if (index == video_.stream_index) {
+    if (index == video_.stream_index && decoder_) {
       if (packet_->pos >= 0) last_video_end_ = packet_->pos + packet_->size;
       packet_pending_ = true;
+    } else if (index == video_.stream_index) {
+      note_video_packet(packet_.get());
+      av_packet_unref(packet_.get());
     } else if (index >= 0 && size_t(index) < copy_by_index_.size() && copy_by_index_[index] &&
                keep_packet(packet_.get())) {
       item.kind = MediaItem::Kind::packet;
@@ -185,6 +197,7 @@ bool MediaReader::next(MediaItem& item) {
 }
 
 bool MediaReader::receive_frame(MediaItem& item) {
+  if (!decoder_) return false;
   for (;;) {
     const int r = avcodec_receive_frame(decoder_.get(), decoded_.get());
     if (r == AVERROR(EAGAIN)) {

@@ -1,4 +1,5 @@
 #include "codecs/media_writer.h"
+#include "codecs/muxer.h"
 #include "codecs/muxer_names.h"
 
 extern "C" {
@@ -73,6 +74,21 @@ void tag_colors(AVCodecContext* c, PixelFormat format, ColorSpec color, const Vi
 
 }  // namespace
 
+bool container_keeps_constant_rate(const AVOutputFormat* format) {
+  return !(format->flags & (AVFMT_VARIABLE_FPS | AVFMT_NOTIMESTAMPS)) && !is_mov_family(format);
+}
+
+AVRational writer_video_time_base(const AVOutputFormat* format, AVCodecID codec, AVRational input_time_base,
+                                  AVRational frame_rate) {
+  const AVRational rate = frame_rate.num > 0 && frame_rate.den > 0 ? frame_rate : AVRational{25, 1};
+  AVRational time_base = container_keeps_constant_rate(format) ? av_inv_q(rate) : input_time_base;
+  if (short_time_base_codec(codec) && time_base.den > 65535) {
+    time_base = av_inv_q(rate);
+    if (time_base.den > 65535) time_base = {1, 1000};
+  }
+  return time_base;
+}
+
 MediaWriter::MediaWriter(const OutputOptions& options, const VideoStreamInfo& input_video, Size output_size,
                          const MediaReader& reader)
     : MediaWriter(options, input_video, output_size, reader.copy_streams(), reader.metadata()) {}
@@ -87,12 +103,11 @@ MediaWriter::MediaWriter(const OutputOptions& options, const VideoStreamInfo& in
     throw Error(ExitCode::internal, name_ + ": no output size");
   frame_ = make_frame();
   packet_ = make_packet();
-  copy_packet_ = make_packet();
   try {
     choose_encoder();
     choose_picture_format(input_video);
     open_encoder(input_video);
-    open_output(copy_streams, metadata, input_video);
+    open_output(copy_streams, metadata);
   } catch (...) {
     close_output_after_failure();
     throw;
@@ -111,10 +126,33 @@ MediaWriter::~MediaWriter() {
   log_watch_.reset();
   av_buffer_unref(&device_frames_);
   av_buffer_unref(&nvenc_device_);
-  if (muxer_) {
-    if (muxer_->pb && !(muxer_->oformat->flags & AVFMT_NOFILE)) avio_closep(&muxer_->pb);
-    avformat_free_context(muxer_);
-  }
+  muxer_.reset();
+}
+
+int64_t MediaWriter::packets_copied() const { return muxer_ ? muxer_->packets_copied() : 0; }
+
+void MediaWriter::open_output(const std::vector<CopyStream>& copy_streams, const AVDictionary* metadata) {
+  std::unique_ptr<AVCodecParameters, void (*)(AVCodecParameters*)> parameters(
+      avcodec_parameters_alloc(), [](AVCodecParameters* p) { avcodec_parameters_free(&p); });
+  if (!parameters) throw std::bad_alloc();
+  const int r = avcodec_parameters_from_context(parameters.get(), encoder_.get());
+  if (r < 0) fail(ExitCode::internal, "cannot copy the encoder parameters", r);
+  MuxerOptions o;
+  o.plan = plan_;
+  o.name = name_;
+  o.low_latency = options_.low_latency;
+  o.live_pipe_bytes = 2 * plane_layout(encoder_format_, output_size_.width, output_size_.height).total_bytes();
+  o.metadata_tags = options_.metadata_tags;
+  const MuxedVideo video{parameters.get(), encoder_time_base_, encoder_->framerate, encoder_->sample_aspect_ratio};
+  muxer_ = std::make_unique<Muxer>(o, video, copy_streams, metadata);
+  for (const std::string& w : muxer_->warnings()) warnings_.push_back(w);
+}
+
+void MediaWriter::close_output_after_failure() {
+  finished_ = true;
+  if (muxer_) muxer_->discard();
+  muxer_.reset();
+  encoder_.reset();
 }
 
 void MediaWriter::warn(const std::string& message) {
@@ -133,13 +171,9 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
   const AVCodec* codec = plan_.encoder;
   input_time_base_ = input.time_base;
   const AVOutputFormat* f = plan_.format;
-  constant_rate_only_ = !(f->flags & (AVFMT_VARIABLE_FPS | AVFMT_NOTIMESTAMPS)) && !is_mov_family(f);
-  AVRational rate = input.frame_rate.num > 0 ? input.frame_rate : AVRational{25, 1};
-  encoder_time_base_ = constant_rate_only_ ? av_inv_q(rate) : input.time_base;
-  if (short_time_base_codec(codec->id) && encoder_time_base_.den > 65535) {
-    encoder_time_base_ = av_inv_q(rate);
-    if (encoder_time_base_.den > 65535) encoder_time_base_ = {1, 1000};
-  }
+  constant_rate_only_ = container_keeps_constant_rate(f);
+  const AVRational rate = input.frame_rate.num > 0 ? input.frame_rate : AVRational{25, 1};
+  encoder_time_base_ = writer_video_time_base(f, codec->id, input.time_base, rate);
 
   encoder_.reset(avcodec_alloc_context3(codec));
   if (!encoder_) throw std::bad_alloc();

@@ -24,6 +24,8 @@ extern "C" {
 
 namespace sp {
 
+class Muxer;
+
 struct OutputOptions {
   std::string url;           // file, "-" (stdout), an image pattern "out_%04d.png", or a URL FFmpeg writes
   std::string format;        // -f (FFmpeg muxer name; "mkv" and "y4m" are accepted too), else from the extension
@@ -50,6 +52,20 @@ struct OutputPlan {
 };
 // Throws sp::Error(usage) for unknown formats/codecs and bad combinations.
 OutputPlan plan_output(const OutputOptions& options);
+// The container part of plan_output (no encoder chosen): for `format` (-f,
+// "mkv" and "y4m" accepted) or, when empty, the one `url`'s extension names.
+OutputPlan plan_container(const std::string& url, const std::string& format);
+// For a file output: an existing file without `overwrite` -> usage (64); a
+// missing or unwritable directory, an output that is a directory -> io_error (74).
+void check_output_path(const std::string& url, const OutputPlan& plan, bool overwrite);
+// Containers that store frames on a constant-rate grid (AVI & co.): a writer
+// rounds frame times to 1/frame rate for them.
+bool container_keeps_constant_rate(const AVOutputFormat* format);
+// The time base a writer encodes video in for this container and codec: the
+// input's where the container keeps any timestamps (frame times stay exact),
+// else 1/frame rate (a codec that stores it in 16 bits gets the rate's, or ms).
+AVRational writer_video_time_base(const AVOutputFormat* format, AVCodecID codec, AVRational input_time_base,
+                                  AVRational frame_rate);
 
 // A picture in an encoder's device memory (NVENC's CUDA frames): whoever
 // acquires it fills `view`'s planes on the GPU, then hands it to write_video.
@@ -109,7 +125,7 @@ class MediaWriter {
   const std::string& encoder_fallback_reason() const { return encoder_fallback_reason_; }  // e.g. "libx264 crf 18 preset medium -> mp4 (yuv420p bt709 limited)"
   const std::vector<std::string>& warnings() const { return warnings_; }  // dropped streams and the like
   int64_t frames_written() const { return frames_written_; }
-  int64_t packets_copied() const { return packets_copied_; }
+  int64_t packets_copied() const;
   const std::string& url() const { return options_.url; }
 
  private:
@@ -117,10 +133,7 @@ class MediaWriter {
   std::optional<std::string> probe_nvenc(const AVCodec* nvenc);
   void choose_picture_format(const VideoStreamInfo& input);
   void open_encoder(const VideoStreamInfo& input);
-  void open_output(const std::vector<CopyStream>& copy_streams, const AVDictionary* metadata,
-                   const VideoStreamInfo& input);
-  bool try_open_output(const std::vector<const CopyStream*>& streams, const AVDictionary* metadata,
-                       const VideoStreamInfo& input, bool last_try, int* error);
+  void open_output(const std::vector<CopyStream>& copy_streams, const AVDictionary* metadata);
   void close_output_after_failure();
   void drain_encoder();
   void write_muxed(AVPacket* packet);
@@ -149,20 +162,13 @@ class MediaWriter {
   std::string encoder_fallback_reason_;
 
   CodecContextPtr encoder_;
-  AVFormatContext* muxer_ = nullptr;
-  AVStream* video_stream_ = nullptr;
-  bool created_file_ = false;
-  bool seekable_ = true;  // the output can be rewritten at the end (index, moov)
-  std::vector<int> output_index_;  // by input stream index; -1 = dropped
-  std::vector<AVRational> input_time_bases_;
+  std::unique_ptr<Muxer> muxer_;
   FramePtr frame_;
   PacketPtr packet_;
-  PacketPtr copy_packet_;
   std::map<int64_t, int64_t> durations_;  // encoder pts -> duration, for encoders that drop it
   int64_t last_encoder_pts_ = INT64_MIN;
   int64_t first_input_pts_ = INT64_MIN, first_encoder_pts_ = 0;  // constant-rate grid anchor
   int64_t frames_written_ = 0;
-  int64_t packets_copied_ = 0;
   bool adjusted_pts_warned_ = false;
   bool rounded_warned_ = false;
   bool extra_images_warned_ = false;

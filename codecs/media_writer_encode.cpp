@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "codecs/media_writer.h"
+#include "codecs/muxer.h"
 
 extern "C" {
 #include <libavutil/hwcontext.h>
@@ -29,9 +30,8 @@ void set_frame_duration(AVFrame* f, int64_t duration) {
 }  // namespace
 
 void MediaWriter::write_muxed(AVPacket* packet) {
-  const int r = av_interleaved_write_frame(muxer_, packet);  // takes the packet's reference
-  if (r < 0) fail(ExitCode::io_error, "write failed", r);
-  if (options_.low_latency && muxer_->pb) avio_flush(muxer_->pb);
+  av_packet_rescale_ts(packet, encoder_time_base_, muxer_->video_stream()->time_base);
+  muxer_->write_video(packet);
 }
 
 void MediaWriter::drain_encoder() {
@@ -44,8 +44,6 @@ void MediaWriter::drain_encoder() {
       if (packet_->duration <= 0) packet_->duration = it->second;
       durations_.erase(it);
     }
-    packet_->stream_index = video_stream_->index;
-    av_packet_rescale_ts(packet_.get(), encoder_time_base_, video_stream_->time_base);
     write_muxed(packet_.get());
   }
 }
@@ -105,7 +103,7 @@ int64_t MediaWriter::encoder_pts_for(int64_t pts) {
     }
   }
   // Times must increase in the muxer's (possibly coarser) clock too.
-  const AVRational muxer_tb = video_stream_->time_base;
+  const AVRational muxer_tb = muxer_->video_stream()->time_base;
   if (last_encoder_pts_ != INT64_MIN) {
     const int64_t last_muxed = av_rescale_q_rnd(last_encoder_pts_, encoder_time_base_, muxer_tb, near);
     if (encoder_pts <= last_encoder_pts_ || av_rescale_q_rnd(encoder_pts, encoder_time_base_, muxer_tb, near) <= last_muxed) {
@@ -229,8 +227,6 @@ bool MediaWriter::write_raw_in_place(const PlanarView& picture, int64_t pts, int
   p->pts = p->dts = pts;
   p->duration = duration;
   p->flags |= AV_PKT_FLAG_KEY;
-  p->stream_index = video_stream_->index;
-  av_packet_rescale_ts(p, encoder_time_base_, video_stream_->time_base);
   ++frames_written_;
   write_muxed(p);
   return true;
@@ -239,16 +235,7 @@ bool MediaWriter::write_raw_in_place(const PlanarView& picture, int64_t pts, int
 void MediaWriter::write_packet(const AVPacket* packet) {
   std::lock_guard lock(mutex_);
   if (finished_ || !packet) return;
-  const int index = packet->stream_index;
-  if (index < 0 || size_t(index) >= output_index_.size() || output_index_[index] < 0) return;
-  AVStream* st = muxer_->streams[output_index_[index]];
-  const int r = av_packet_ref(copy_packet_.get(), packet);
-  if (r < 0) fail(ExitCode::internal, "cannot reference a packet", r);
-  av_packet_rescale_ts(copy_packet_.get(), input_time_bases_[index], st->time_base);
-  copy_packet_->stream_index = st->index;
-  copy_packet_->pos = -1;
-  write_muxed(copy_packet_.get());
-  ++packets_copied_;
+  muxer_->write_copied(packet);
 }
 
 void MediaWriter::finish() {
@@ -266,27 +253,14 @@ void MediaWriter::finish() {
     }
   }
   if (muxer_) {
-    int r = av_write_trailer(muxer_);
-    if (r < 0 && !first) {
-      try {
-        fail(ExitCode::io_error, "cannot finish the file", r);
-      } catch (...) {
-        first = std::current_exception();
-      }
-    }
-    if (muxer_->pb && !(plan_.format->flags & AVFMT_NOFILE)) {
-      r = avio_closep(&muxer_->pb);
-      if (r < 0 && !first) {
-        try {
-          fail(ExitCode::io_error, "cannot close the file", r);
-        } catch (...) {
-          first = std::current_exception();
-        }
-      }
+    try {
+      muxer_->finish();
+    } catch (...) {
+      if (!first) first = std::current_exception();
     }
   }
   if (first) std::rethrow_exception(first);
-  log_debug("{}: finished: {} pictures, {} copied packets", name_, frames_written_, packets_copied_);
+  log_debug("{}: finished: {} pictures, {} copied packets", name_, frames_written_, packets_copied());
 }
 
 std::string MediaWriter::description() const {

@@ -48,15 +48,15 @@ std::string first_output_file(const OutputPlan& plan, const std::string& url) {
   return name;
 }
 
-void check_paths(const OutputOptions& options, const OutputPlan& plan) {
-  const std::string& url = options.url;
+}  // namespace
+
+void check_output_path(const std::string& url, const OutputPlan& plan, bool overwrite) {
   const fs::path file = first_output_file(plan, url);
   std::error_code ec;
   const fs::file_status status = fs::status(file, ec);
   if (fs::exists(status)) {
     if (fs::is_directory(status)) throw Error(ExitCode::io_error, url + ": is a directory");
-    if (!options.overwrite)
-      throw Error(ExitCode::usage, file.string() + ": exists; use -y to overwrite it");
+    if (!overwrite) throw Error(ExitCode::usage, file.string() + ": exists; use -y to overwrite it");
     if (access(file.c_str(), W_OK) != 0)
       throw Error(ExitCode::io_error, file.string() + ": cannot overwrite: " + std::strerror(errno));
     return;
@@ -71,6 +71,8 @@ void check_paths(const OutputOptions& options, const OutputPlan& plan) {
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     throw Error(ExitCode::io_error, url + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
 }
+
+namespace {
 
 bool encoder_takes(const AVCodec* encoder, AVPixelFormat format) {
   if (!encoder->pix_fmts) return true;
@@ -112,16 +114,15 @@ bool usable(const OutputPlan& plan, PixelFormat picture) {
 
 }  // namespace
 
-OutputPlan plan_output(const OutputOptions& options) {
+OutputPlan plan_container(const std::string& url, const std::string& format) {
   OutputPlan plan;
-  const std::string& url = options.url;
   if (url.empty()) throw Error(ExitCode::usage, "no output given (-o FILE, or -o - for stdout)");
   plan.to_pipe = url == "-" || url == "pipe:" || url.rfind("pipe:", 0) == 0;
   plan.ffmpeg_url = url == "-" ? std::string("pipe:1") : url;
   plan.is_file = !plan.to_pipe && url.find("://") == std::string::npos;
-  if (!options.format.empty()) {
-    plan.format = av_guess_format(muxer_name(options.format).c_str(), nullptr, nullptr);
-    if (!plan.format) throw Error(ExitCode::usage, "-f " + options.format + ": unknown output format");
+  if (!format.empty()) {
+    plan.format = av_guess_format(muxer_name(format).c_str(), nullptr, nullptr);
+    if (!plan.format) throw Error(ExitCode::usage, "-f " + format + ": unknown output format");
   } else if (plan.to_pipe) {
     throw Error(ExitCode::usage, "-o -: name the container with -f (nut, matroska, rawvideo, yuv4mpegpipe, ...)");
   } else {
@@ -133,7 +134,12 @@ OutputPlan plan_output(const OutputOptions& options) {
     plan.image_sequence = av_filename_number_test(url.c_str()) != 0;
     plan.single_image = !plan.image_sequence;
   }
+  return plan;
+}
 
+OutputPlan plan_output(const OutputOptions& options) {
+  OutputPlan plan = plan_container(options.url, options.format);
+  const std::string& url = options.url;
   if (options.codec.empty()) {
     plan.encoder = default_encoder(plan.format, url);
     if (!plan.encoder)
@@ -184,7 +190,7 @@ OutputPlan plan_output(const OutputOptions& options) {
 
 void MediaWriter::preflight(const OutputOptions& options) {
   const OutputPlan plan = plan_output(options);
-  if (plan.is_file) check_paths(options, plan);
+  if (plan.is_file) check_output_path(options.url, plan, options.overwrite);
 }
 
 // Picture format: 4:2:0 for the H.264 family, yuv444p for FFV1 (bgr0 for RGB

@@ -1,0 +1,216 @@
+#include "codecs/muxer.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "codecs/muxer_names.h"
+#include "codecs/video_parameters_tag.h"
+#include "pipeline/log.h"
+
+namespace sp {
+
+Muxer::Muxer(const MuxerOptions& options, const MuxedVideo& video, const std::vector<CopyStream>& copy_streams,
+             const AVDictionary* metadata)
+    : options_(options) {
+  log_watch_ = std::make_unique<FfmpegLogWatch>();
+  copy_packet_ = make_packet();
+  try {
+    open(video, copy_streams, metadata);
+  } catch (...) {
+    discard();  // a constructor that throws gets no destructor
+    throw;
+  }
+}
+
+Muxer::~Muxer() {
+  log_watch_.reset();
+  close_file();
+}
+
+void Muxer::close_file() {
+  if (!context_) return;
+  if (context_->pb && !(context_->oformat->flags & AVFMT_NOFILE)) avio_closep(&context_->pb);
+  avformat_free_context(context_);
+  context_ = nullptr;
+  video_stream_ = nullptr;
+}
+
+void Muxer::discard() {
+  finished_ = true;
+  close_file();
+  if (created_file_) {
+    std::error_code ec;
+    std::filesystem::remove(options_.plan.ffmpeg_url, ec);
+    created_file_ = false;
+  }
+}
+
+void Muxer::warn(const std::string& message) {
+  warnings_.push_back(message);
+  log_warning("{}", message);
+}
+
+void Muxer::fail(ExitCode code, const std::string& what, int error) {
+  std::string message = options_.name + ": " + what + ": " + av_error_text(error);
+  const std::string detail = strip_log_prefix(log_watch_->last_error());
+  if (!detail.empty() && message.find(detail) == std::string::npos) message += " (" + detail + ")";
+  throw Error(code, message);
+}
+
+void Muxer::open(const MuxedVideo& video, const std::vector<CopyStream>& copy_streams, const AVDictionary* metadata) {
+  const OutputPlan& plan = options_.plan;
+  const AVOutputFormat* f = plan.format;
+  seekable_ = !plan.to_pipe && (plan.is_file || plan.ffmpeg_url.rfind("file:", 0) == 0);
+  struct stat st {};
+  if (plan.is_file && stat(plan.ffmpeg_url.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+    seekable_ = false;
+  // ADTS AAC (from transport streams) has no setup data until the first
+  // packet; MP4 and Matroska need it in a header a pipe cannot go back to.
+  const bool needs_setup_up_front = !seekable_ && (is_mov_family(f) || is_named(f, "matroska") || is_named(f, "webm"));
+  std::vector<const CopyStream*> sure, unsure;
+  for (const CopyStream& s : copy_streams) {
+    const AVCodecID id = s.codecpar->codec_id;
+    const AVMediaType type = s.codecpar->codec_type;
+    const int accepted = avformat_query_codec(f, id, FF_COMPLIANCE_NORMAL);
+    std::string why;
+    if (type == AVMEDIA_TYPE_AUDIO && f->audio_codec == AV_CODEC_ID_NONE)
+      why = std::string(f->name) + " carries no audio";
+    else if (id == AV_CODEC_ID_AAC && s.codecpar->extradata_size == 0 && needs_setup_up_front && accepted != 0)
+      why = std::string(f->name) + " to a pipe needs the AAC setup in its header, and ADTS input has it only in the "
+            "packets (write a file, or use nut)";
+    else if (type == AVMEDIA_TYPE_SUBTITLE && f->subtitle_codec == AV_CODEC_ID_NONE && accepted != 1)
+      why = std::string(f->name) + " carries no subtitles";
+    else if (accepted == 0)
+      why = std::string(f->name) + " cannot carry " + avcodec_get_name(id);
+    if (!why.empty()) {
+      warn(s.description + " dropped: " + why);
+      continue;
+    }
+    (accepted == 1 ? sure : unsure).push_back(&s);
+  }
+  std::vector<const CopyStream*> all = sure;
+  all.insert(all.end(), unsure.begin(), unsure.end());
+  int error = 0;
+  if (try_open(video, all, metadata, unsure.empty(), &error)) return;
+  for (const CopyStream* s : unsure)
+    warn(s->description + " dropped: " + f->name + " refused it (" + av_error_text(error) + ")");
+  try_open(video, sure, metadata, true, &error);
+}
+
+bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream*>& streams,
+                     const AVDictionary* metadata, bool last_try, int* error) {
+  const OutputPlan& plan = options_.plan;
+  int r = avformat_alloc_output_context2(&context_, plan.format, nullptr, plan.ffmpeg_url.c_str());
+  if (r < 0 || !context_) fail(ExitCode::internal, "cannot set up the muxer", r);
+  log_watch_->watch(context_);
+
+  video_stream_ = avformat_new_stream(context_, nullptr);
+  if (!video_stream_) throw std::bad_alloc();
+  r = avcodec_parameters_copy(video_stream_->codecpar, video.codecpar);
+  if (r < 0) fail(ExitCode::internal, "cannot copy the video parameters", r);
+  video_stream_->time_base = video.time_base;
+  video_stream_->avg_frame_rate = video.frame_rate;
+  video_stream_->sample_aspect_ratio = video.sample_aspect_ratio;
+  if (is_named(plan.format, "nut")) tag_video_parameters(*video.codecpar, &video_stream_->metadata);
+
+  output_index_.clear();
+  input_time_bases_.clear();
+  for (const CopyStream* s : streams) {
+    AVStream* st = avformat_new_stream(context_, nullptr);
+    if (!st) throw std::bad_alloc();
+    r = avcodec_parameters_copy(st->codecpar, s->codecpar);
+    if (r < 0) fail(ExitCode::internal, "cannot copy stream parameters", r);
+    // Keep the input's codec tag only where this container knows it for the codec.
+    uint32_t tag = 0;
+    const AVCodecTag* const* tags = context_->oformat->codec_tag;
+    if (tags && av_codec_get_id(tags, st->codecpar->codec_tag) != st->codecpar->codec_id &&
+        av_codec_get_tag2(tags, st->codecpar->codec_id, &tag))
+      st->codecpar->codec_tag = 0;
+    st->time_base = s->time_base;
+    st->disposition = s->disposition;
+    av_dict_copy(&st->metadata, s->metadata, 0);
+    if (size_t(s->index) >= output_index_.size()) {
+      output_index_.resize(s->index + 1, -1);
+      input_time_bases_.resize(s->index + 1, AVRational{1, 1});
+    }
+    output_index_[s->index] = st->index;
+    input_time_bases_[s->index] = s->time_base;
+  }
+  if (metadata) av_dict_copy(&context_->metadata, metadata, 0);
+  for (const auto& [key, value] : options_.metadata_tags) av_dict_set(&context_->metadata, key.c_str(), value.c_str(), 0);
+
+  AVDictionary* opts = nullptr;
+  if (is_mov_family(plan.format) && !seekable_)  // no index to write at the end: fragments
+    av_dict_set(&opts, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0);
+  if (plan.single_image) av_dict_set(&opts, "update", "1", 0);
+  if (options_.low_latency) context_->flush_packets = 1;
+
+  if (!(plan.format->flags & AVFMT_NOFILE)) {
+    const bool live_pipe = options_.low_latency && plan.ffmpeg_url == "pipe:1";
+    if (live_pipe) grow_pipe(STDOUT_FILENO, options_.live_pipe_bytes);
+    r = avio_open2(&context_->pb, plan.ffmpeg_url.c_str(), AVIO_FLAG_WRITE | (live_pipe ? AVIO_FLAG_DIRECT : 0),
+                   nullptr, nullptr);
+    if (r < 0) {
+      av_dict_free(&opts);
+      fail(ExitCode::io_error, "cannot open for writing", r);
+    }
+    created_file_ = plan.is_file;
+  }
+  r = avformat_init_output(context_, &opts);
+  av_dict_free(&opts);
+  if (r < 0) {
+    if (!last_try) {
+      *error = r;
+      close_file();
+      return false;
+    }
+    const bool bad_combination = r == AVERROR(EINVAL) || r == AVERROR_INVALIDDATA || r == AVERROR_PATCHWELCOME ||
+                                 r == AVERROR(ENOSYS);
+    fail(bad_combination ? ExitCode::usage : ExitCode::io_error,
+         std::string("cannot start the ") + plan.format->name + " output", r);
+  }
+  r = avformat_write_header(context_, nullptr);
+  if (r < 0) fail(ExitCode::io_error, "cannot write the header", r);
+  return true;
+}
+
+void Muxer::write(AVPacket* packet) {
+  const int r = av_interleaved_write_frame(context_, packet);  // takes the packet's reference
+  if (r < 0) fail(ExitCode::io_error, "write failed", r);
+  if (options_.low_latency && context_->pb) avio_flush(context_->pb);
+}
+
+void Muxer::write_video(AVPacket* packet) {
+  if (finished_) throw Error(ExitCode::internal, options_.name + ": video written after the end");
+  packet->stream_index = video_stream_->index;
+  write(packet);
+}
+
+bool Muxer::write_copied(const AVPacket* packet) {
+  const int index = packet->stream_index;
+  if (finished_ || index < 0 || size_t(index) >= output_index_.size() || output_index_[index] < 0) return false;
+  const AVStream* st = context_->streams[output_index_[index]];
+  const int r = av_packet_ref(copy_packet_.get(), packet);
+  if (r < 0) fail(ExitCode::internal, "cannot reference a packet", r);
+  av_packet_rescale_ts(copy_packet_.get(), input_time_bases_[index], st->time_base);
+  copy_packet_->stream_index = st->index;
+  copy_packet_->pos = -1;
+  write(copy_packet_.get());
+  ++packets_copied_;
+  return true;
+}
+
+void Muxer::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (!context_) return;
+  int r = av_write_trailer(context_);
+  const int trailer_error = r;
+  if (context_->pb && !(context_->oformat->flags & AVFMT_NOFILE)) r = avio_closep(&context_->pb);
+  if (trailer_error < 0) fail(ExitCode::io_error, "cannot finish the file", trailer_error);
+  if (r < 0) fail(ExitCode::io_error, "cannot close the file", r);
+}
+
+}  // namespace sp

@@ -1,0 +1,74 @@
+#include "codecs/video_parameters_tag.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "codecs/ffmpeg_util.h"
+#include "pipeline/errors.h"
+
+namespace sp {
+namespace {
+
+struct Field {
+  const char* name;
+  int64_t (*get)(const AVCodecParameters&);
+  void (*set)(AVCodecParameters&, int64_t);
+};
+
+#define SP_FIELD(member, type)                                                    \
+  Field {                                                                         \
+    #member, [](const AVCodecParameters& p) { return int64_t(p.member); },        \
+        [](AVCodecParameters& p, int64_t v) { p.member = static_cast<type>(v); } \
+  }
+
+// Everything an encoder sets in AVCodecParameters that NUT's header leaves out.
+const Field kFields[] = {
+    SP_FIELD(bit_rate, int64_t),
+    SP_FIELD(bits_per_coded_sample, int),
+    SP_FIELD(bits_per_raw_sample, int),
+    SP_FIELD(profile, int),
+    SP_FIELD(level, int),
+    SP_FIELD(field_order, AVFieldOrder),
+    SP_FIELD(color_range, AVColorRange),
+    SP_FIELD(color_primaries, AVColorPrimaries),
+    SP_FIELD(color_trc, AVColorTransferCharacteristic),
+    SP_FIELD(color_space, AVColorSpace),
+    SP_FIELD(chroma_location, AVChromaLocation),
+    SP_FIELD(video_delay, int),
+};
+
+#undef SP_FIELD
+
+}  // namespace
+
+void tag_video_parameters(const AVCodecParameters& parameters, AVDictionary** stream_metadata) {
+  std::string text;
+  for (const Field& f : kFields) text += fmt::format("{}{}={}", text.empty() ? "" : " ", f.name, f.get(parameters));
+  if (av_dict_set(stream_metadata, kVideoParametersTag, text.c_str(), 0) < 0) throw std::bad_alloc();
+}
+
+bool restore_video_parameters(const AVDictionary* stream_metadata, AVCodecParameters* parameters) {
+  const AVDictionaryEntry* tag = av_dict_get(stream_metadata, kVideoParametersTag, nullptr, 0);
+  if (!tag) return false;
+  AVDictionary* values = nullptr;
+  const int r = av_dict_parse_string(&values, tag->value, "=", " ", 0);
+  std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> owner(&values, av_dict_free);
+  if (r < 0) throw Error(ExitCode::data_error, fmt::format("unreadable {} tag '{}': {}", kVideoParametersTag, tag->value, av_error_text(r)));
+  AVCodecParameters restored = *parameters;  // plain fields only: extradata is neither read nor freed here
+  for (const Field& f : kFields) {
+    const AVDictionaryEntry* value = av_dict_get(values, f.name, nullptr, 0);
+    int64_t number = 0;
+    const char* end = value ? value->value + std::strlen(value->value) : nullptr;
+    if (!value || std::from_chars(value->value, end, number).ptr != end)
+      throw Error(ExitCode::data_error, fmt::format("{} tag '{}' has no number for {}", kVideoParametersTag, tag->value, f.name));
+    f.set(restored, number);
+  }
+  *parameters = restored;
+  return true;
+}
+
+}  // namespace sp

@@ -1,0 +1,250 @@
+#include "orchestration/concat.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "codecs/media_reader.h"
+#include "codecs/muxer.h"
+#include "codecs/video_parameters_tag.h"
+#include "orchestration/segment_file.h"
+#include "pipeline/errors.h"
+#include "pipeline/interrupt.h"
+#include "pipeline/log.h"
+
+namespace sp {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ParametersDeleter {
+  void operator()(AVCodecParameters* p) const { avcodec_parameters_free(&p); }
+};
+using ParametersPtr = std::unique_ptr<AVCodecParameters, ParametersDeleter>;
+
+OutputPlan output_plan(const Manifest& m, const ConcatOptions& options) {
+  const OutputPlan plan = plan_container(m.output.path, m.output.format);
+  if (!plan.is_file || (plan.format->flags & AVFMT_NOFILE))
+    throw Error(ExitCode::usage, m.output.path + ": the segments are joined into one file (not a pipe, URL or image sequence)");
+  check_output_path(m.output.path, plan, m.output.overwrite || options.overwrite);
+  return plan;
+}
+
+// Written beside the output, so that the rename at the end cannot cross file systems.
+std::string temporary_path(const std::string& output) {
+  const fs::path path(output);
+  return (path.parent_path() / ("." + path.filename().string() + ".partial")).string();
+}
+
+// Segment 0's video stream as a single run would have described it to the
+// muxer: what the segment's container lost comes back from its tag.
+ParametersPtr output_video_parameters(const SegmentFile& segment) {
+  ParametersPtr p(avcodec_parameters_alloc());
+  if (!p || avcodec_parameters_copy(p.get(), segment.video().codecpar) < 0) throw std::bad_alloc();
+  p->codec_tag = 0;  // the output container's own
+  try {
+    restore_video_parameters(segment.video().metadata, p.get());
+  } catch (const Error& e) {
+    throw Error(e.code(), segment.name() + ": " + e.what());
+  }
+  const AVRational sar = segment.video().sample_aspect_ratio;
+  p->sample_aspect_ratio = sar.num > 0 && sar.den > 0 ? sar : AVRational{0, 1};
+  return p;
+}
+
+// The time base a single run would mux the video in. NUT gave the segments a
+// finer one (it refines coarse time bases by powers of two), so their
+// timestamps convert to it exactly, unless the container keeps a constant
+// rate: a single run rounds frame times to its grid, which the concat cannot
+// repeat without re-encoding.
+AVRational output_time_base(const OutputPlan& plan, const std::string& output, const AVStream& segment,
+                            const VideoStreamInfo& input) {
+  const AVCodecID codec = segment.codecpar->codec_id;
+  if (avformat_query_codec(plan.format, codec, FF_COMPLIANCE_NORMAL) == 0)
+    throw Error(ExitCode::usage, fmt::format("{}: {} cannot carry {} video", output, plan.format->name, avcodec_get_name(codec)));
+  if (container_keeps_constant_rate(plan.format))
+    throw Error(ExitCode::usage, fmt::format("{}: {} keeps a constant frame rate, which the segments' copied video "
+                                             "cannot be rounded to; join into mkv, mp4, mov or nut",
+                                             output, plan.format->name));
+  return writer_video_time_base(plan.format, codec, input.time_base, input.frame_rate);
+}
+
+// The segments' video packets one after the other, in the output's time
+// base, one read ahead so that the last one is known.
+class JoinedVideo {
+ public:
+  JoinedVideo(const std::vector<SegmentToJoin>& segments, AVRational output_time_base)
+      : segments_(segments), time_base_(output_time_base), ahead_(make_packet()) {
+    have_ahead_ = read(ahead_.get());
+  }
+
+  // False after the last packet of the last segment.
+  bool next(AVPacket* packet) {
+    if (!have_ahead_) return false;
+    av_packet_move_ref(packet, ahead_.get());
+    have_ahead_ = read(ahead_.get());
+    return true;
+  }
+  bool at_end() const { return !have_ahead_; }    // the latest packet was the last one
+  int64_t end() const { return end_; }  // of the latest frame read, in the output's time base
+
+ private:
+  bool read(AVPacket* packet) {
+    for (;;) {
+      if (!file_) {
+        if (next_segment_ == segments_.size()) return false;
+        const SegmentToJoin& s = segments_[next_segment_++];
+        file_ = std::make_unique<SegmentFile>(s.index, s.path);
+      }
+      if (file_->read(packet)) break;
+      file_.reset();
+    }
+    av_packet_rescale_ts(packet, file_->video().time_base, time_base_);
+    // NUT stores no decode times: the demuxer derives them (equal to the
+    // presentation times without reordering).
+    if (packet->dts == AV_NOPTS_VALUE) packet->dts = packet->pts;
+    // Each segment's encoder started its own reorder delay: a decode time at
+    // a seam may fall before the previous segment's last one.
+    if (last_dts_ != AV_NOPTS_VALUE && packet->dts <= last_dts_) packet->dts = last_dts_ + 1;
+    if (packet->dts > packet->pts)
+      throw Error(ExitCode::data_error, fmt::format("{}: its first frames are shown before the previous segment's "
+                                                    "last ones are decoded (pts {}, dts {})", file_->name(),
+                                                    packet->pts, packet->dts));
+    last_dts_ = packet->dts;
+    end_ = std::max(end_, packet->pts + std::max<int64_t>(packet->duration, 0));
+    return true;
+  }
+
+  const std::vector<SegmentToJoin>& segments_;
+  AVRational time_base_;
+  size_t next_segment_ = 0;
+  std::unique_ptr<SegmentFile> file_;
+  PacketPtr ahead_;
+  bool have_ahead_ = false;
+  int64_t last_dts_ = AV_NOPTS_VALUE;
+  int64_t end_ = INT64_MIN;
+};
+
+// A copied packet's time for interleaving (dts, else pts); nullopt if it has none.
+std::optional<int64_t> copied_time(const AVPacket* p) {
+  if (p->dts != AV_NOPTS_VALUE) return p->dts;
+  if (p->pts != AV_NOPTS_VALUE) return p->pts;
+  return std::nullopt;
+}
+
+AVRational time_base_of(const std::vector<CopyStream>& streams, int index) {
+  for (const CopyStream& s : streams)
+    if (s.index == index) return s.time_base;
+  throw Error(ExitCode::internal, fmt::format("copied packet of unknown stream #{}", index));
+}
+
+// NUT keeps no durations, and its demuxer guesses them from the frame rate. A
+// single run gives the input's last frame the input's duration: only the last
+// one counts (containers time the others by the next frame's start).
+void take_input_duration(AVPacket* frame, const MediaReader& input, AVRational video_tb) {
+  const std::optional<FrameTime> last = input.last_video_frame();
+  const AVRational input_tb = input.video().time_base;
+  if (last && av_rescale_q(last->pts, input_tb, video_tb) == frame->pts)
+    frame->duration = std::max<int64_t>(1, av_rescale_q(last->duration, input_tb, video_tb));
+}
+
+struct Joined {
+  int64_t frames = 0, packets_copied = 0;
+};
+
+// Video and copied packets interleaved by time. With the whole video the last
+// frame waits for the end of the input, to take its duration from there (a
+// single run's encoder also gives its last packets after the input's end).
+// With only a prefix, copied packets starting after the video's end are left out.
+Joined join(JoinedVideo& video, MediaReader& input, Muxer& muxer, bool whole_video) {
+  const AVRational video_tb = muxer.video_stream()->time_base;
+  const std::vector<CopyStream>& streams = input.copy_streams();
+  PacketPtr frame = make_packet();
+  bool have_frame = video.next(frame.get());
+  MediaItem copied;
+  bool have_copied = input.next(copied);
+  Joined joined;
+  std::vector<int> streams_past_end;
+  while ((have_frame || have_copied) && !interrupted()) {
+    bool copied_first = have_copied;
+    if (have_copied && have_frame && !(whole_video && video.at_end())) {
+      const std::optional<int64_t> t = copied_time(copied.packet);
+      copied_first = !t || av_compare_ts(*t, time_base_of(streams, copied.packet->stream_index), frame->dts, video_tb) < 0;
+    }
+    if (!copied_first) {
+      if (whole_video && video.at_end()) take_input_duration(frame.get(), input, video_tb);
+      muxer.write_video(frame.get());
+      ++joined.frames;
+      have_frame = video.next(frame.get());
+      continue;
+    }
+    const int index = copied.packet->stream_index;
+    const int64_t start = copied.packet->pts != AV_NOPTS_VALUE ? copied.packet->pts : copied.packet->dts;
+    const bool past_end = !whole_video && !have_frame && start != AV_NOPTS_VALUE &&
+                          av_compare_ts(start, time_base_of(streams, index), video.end(), video_tb) >= 0;
+    if (!past_end) {
+      joined.packets_copied += muxer.write_copied(copied.packet) ? 1 : 0;
+    } else if (std::find(streams_past_end.begin(), streams_past_end.end(), index) == streams_past_end.end()) {
+      streams_past_end.push_back(index);
+      if (streams_past_end.size() == streams.size()) break;  // the rest of the input is past the cut
+    }
+    have_copied = input.next(copied);
+  }
+  if (interrupted()) throw Error(ExitCode::interrupted, "the concat was interrupted");
+  if (input.data_error()) throw Error(ExitCode::data_error, *input.data_error());
+  return joined;
+}
+
+}  // namespace
+
+ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& options) {
+  check_input_unchanged(manifest);
+  const std::string& output = manifest.output.path;
+  const OutputPlan plan = output_plan(manifest, options);
+  const std::vector<SegmentToJoin> segments = segments_to_join(manifest, options.finished_prefix_only);
+  InputOptions input_options;
+  input_options.url = manifest.input_path;
+  input_options.decode_video = false;
+  MediaReader input(input_options);
+  ParametersPtr video_parameters;
+  AVRational time_base;
+  {
+    const SegmentFile first(segments.front().index, segments.front().path);
+    time_base = output_time_base(plan, output, first.video(), input.video());
+    video_parameters = output_video_parameters(first);
+  }
+  const bool whole_video = segments.size() == manifest.segments.size() && !segments.back().unfinished;
+
+  MuxerOptions muxer_options;
+  muxer_options.plan = plan;
+  muxer_options.plan.ffmpeg_url = temporary_path(output);
+  muxer_options.name = output;
+  const MuxedVideo video{video_parameters.get(), time_base, input.video().frame_rate,
+                         video_parameters->sample_aspect_ratio};
+  Muxer muxer(muxer_options, video, input.copy_streams(), input.metadata());
+  ConcatResult result;
+  try {
+    JoinedVideo joined_video(segments, muxer.video_stream()->time_base);
+    const Joined joined = join(joined_video, input, muxer, whole_video);
+    muxer.finish();
+    std::error_code ec;
+    fs::rename(muxer_options.plan.ffmpeg_url, output, ec);
+    if (ec) throw Error(ExitCode::io_error, fmt::format("{}: cannot rename {} to it: {}", output, muxer_options.plan.ffmpeg_url, ec.message()));
+    result.frames = joined.frames;
+    result.packets_copied = joined.packets_copied;
+  } catch (...) {
+    muxer.discard();
+    throw;
+  }
+  result.segments = int(segments.size());
+  result.output = output;
+  log_info("{}: joined {} of {} segments ({} frames, {} copied packets)", output, result.segments,
+           manifest.segments.size(), result.frames, result.packets_copied);
+  return result;
+}
+
+}  // namespace sp

@@ -1,0 +1,221 @@
+#pragma once
+// Segment plans made by hand for the concat tests (header-only: a non-test
+// .cpp here would land in the orchestration library): a manifest cut at the
+// keyframes ffprobe finds, segments written as the worker writes them, and
+// the single run they are compared with. Results are checked with
+// ffprobe/ffmpeg, never with the code under test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "orchestration/manifest.h"
+#include "orchestration/transcode.h"
+#include "pipeline/stage.h"
+#include "pipeline/stage_chain.h"
+#include "tests/e2e_util.h"
+#include "tests/support/test_support.h"
+
+namespace sp::test {
+
+inline CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
+
+struct VideoPackets {
+  int stream_index = -1;
+  AVRational time_base{1, 1};
+  std::vector<int64_t> keyframe_pts;  // increasing
+  std::vector<int64_t> pts;           // of every frame, increasing
+};
+
+// The first video stream's frames and keyframes, by ffprobe.
+inline VideoPackets probe_video_packets(const std::string& file) {
+  VideoPackets v;
+  const CommandResult stream = run_command("ffprobe -v error -select_streams v:0 -show_entries stream=index,time_base "
+                                           "-of csv=p=0 " + shell_quote(file));
+  EXPECT_EQ(stream.exit_code, 0) << stream.output;
+  char slash = 0;
+  std::istringstream(stream.output) >> v.stream_index >> slash >> v.time_base.num >> slash >> v.time_base.den;
+  const CommandResult packets = run_command("ffprobe -v error -select_streams v:0 -show_entries packet=pts,flags "
+                                            "-of csv=p=0 " + shell_quote(file));
+  EXPECT_EQ(packets.exit_code, 0) << packets.output;
+  for (const std::string& line : nonempty_lines(packets.output)) {
+    v.pts.push_back(std::stoll(line));
+    if (line.find(",K") != std::string::npos) v.keyframe_pts.push_back(v.pts.back());
+  }
+  std::sort(v.keyframe_pts.begin(), v.keyframe_pts.end());
+  std::sort(v.pts.begin(), v.pts.end());
+  return v;
+}
+
+struct ClipSettings {
+  int width = 0, height = 0;
+  std::string rate;  // ffmpeg's rate syntax
+  double seconds = 0;
+  int gop = 0;  // frames between keyframes
+  std::string container;
+  std::string video_filter;     // appended to the filter chain, may be empty
+  std::string extra;            // more output options
+};
+
+inline ClipSettings random_clip(std::mt19937_64& rng) {
+  const char* rates[] = {"24", "25", "30", "30000/1001", "50"};
+  const char* containers[] = {"mkv", "mp4", "mov", "nut"};
+  ClipSettings c;
+  c.width = 96 + 16 * int(rng() % 9);
+  c.height = 64 + 16 * int(rng() % 7);
+  c.rate = rates[rng() % std::size(rates)];
+  c.seconds = 2.5 + double(rng() % 20) / 10;
+  c.gop = 6 + int(rng() % 14);
+  c.container = containers[rng() % std::size(containers)];
+  return c;
+}
+
+// testsrc2 (never flat) at a random offset, a random tone, keyframes every
+// `gop` frames, B-frames on.
+inline std::string make_clip(const TempDir& dir, const ClipSettings& c, std::mt19937_64& rng) {
+  const std::string path = dir.file("input." + c.container);
+  const int frequency = 200 + int(rng() % 1500);
+  const int offset_frames = int(rng() % 500);
+  std::string filter = "trim=start_frame=" + std::to_string(offset_frames) + ",setpts=PTS-STARTPTS";
+  if (!c.video_filter.empty()) filter += "," + c.video_filter;
+  const CommandResult r = ffmpeg(
+      "-f lavfi -i testsrc2=size=" + std::to_string(c.width) + "x" + std::to_string(c.height) + ":rate=" + c.rate +
+      " -f lavfi -i sine=frequency=" + std::to_string(frequency) + ":sample_rate=48000 -vf \"" + filter + "\" -t " +
+      std::to_string(c.seconds) + " -c:v libx264 -preset ultrafast -bf 2 -g " + std::to_string(c.gop) +
+      " -keyint_min " + std::to_string(c.gop) + " -sc_threshold 0 -pix_fmt yuv420p -c:a aac " + c.extra + " " +
+      shell_quote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return path;
+}
+
+// 1 to 3 distinct keyframes after the first, increasing.
+inline std::vector<int64_t> random_cuts(const std::vector<int64_t>& keyframes, std::mt19937_64& rng) {
+  std::vector<int64_t> candidates(keyframes.begin() + 1, keyframes.end());
+  std::shuffle(candidates.begin(), candidates.end(), rng);
+  candidates.resize(std::min<size_t>(candidates.size(), 1 + rng() % 3));
+  std::sort(candidates.begin(), candidates.end());
+  return candidates;
+}
+
+// A manifest for `input` cut at `cuts` (keyframe pts, increasing): one
+// segment before the first cut and one from each cut on.
+inline Manifest make_manifest(const std::string& input, const std::vector<int64_t>& cuts, const ManifestOutput& output,
+                              const std::string& workdir, const std::string& plan_id) {
+  const VideoPackets video = probe_video_packets(input);
+  Manifest m;
+  m.plan_id = plan_id;
+  m.workdir = workdir;
+  m.input_path = input;
+  m.input_fingerprint = fingerprint_file(input);
+  m.video_stream = video.stream_index;
+  m.time_base = video.time_base;
+  m.keyframe_source = "packets";
+  m.output = output;
+  for (size_t i = 0; i <= cuts.size(); ++i) {
+    SegmentPlan s;
+    s.index = int(i);
+    if (i > 0) s.begin_pts = s.seek_pts = cuts[i - 1];
+    if (i < cuts.size()) s.end_pts = cuts[i];
+    s.begin_seconds = s.begin_pts ? *s.begin_pts * av_q2d(m.time_base) : 0;
+    s.end_seconds = s.end_pts ? *s.end_pts * av_q2d(m.time_base) : -1;
+    char name[64];
+    std::snprintf(name, sizeof(name), "segment_%04zu.nut", i);
+    s.file = name;
+    m.segments.push_back(s);
+  }
+  return m;
+}
+
+inline TranscodeOptions transcode_options(const Manifest& m, const std::vector<StageSpec>& stages) {
+  TranscodeOptions o;
+  o.stages = stages;
+  o.input.url = m.input_path;
+  o.output.format = m.output.format;
+  o.output.codec = m.output.codec;
+  o.output.crf = m.output.crf;
+  if (!m.output.preset.empty()) o.output.preset = m.output.preset;
+  o.output.pixel_format = m.output.pixel_format;
+  o.output.overwrite = true;
+  o.backend = "cpu";
+  o.progress = ProgressMode::none;
+  return o;
+}
+
+// Writes segment `index` as a worker does, to its partial name, renamed to the
+// final one unless `leave_partial`. `window_end` replaces the segment's end
+// (an interrupted segment, or one that runs past its range).
+inline void run_segment(const Manifest& m, int index, const std::vector<StageSpec>& stages, bool leave_partial = false,
+                        std::optional<int64_t> window_end = std::nullopt) {
+  const SegmentPlan& s = m.segments.at(size_t(index));
+  TranscodeOptions o = transcode_options(m, stages);
+  const int64_t end = window_end ? *window_end : s.end_pts.value_or(INT64_MAX);
+  o.input.window = PtsWindow{s.seek_pts, s.begin_pts.value_or(INT64_MIN), end, false};
+  o.output.url = m.partial_segment_path(index);
+  o.output.format = kSegmentFormat;
+  o.output.metadata_tags = {{kPlanIdTag, m.plan_id}, {kSegmentIndexTag, std::to_string(index)}};
+  RunStats stats;
+  ASSERT_EQ(run_transcode(o, stats), 0) << "segment " << index;
+  if (!leave_partial) std::filesystem::rename(m.partial_segment_path(index), m.segment_path(index));
+}
+
+inline void run_all_segments(const Manifest& m, const std::vector<StageSpec>& stages) {
+  for (const SegmentPlan& s : m.segments) run_segment(m, s.index, stages);
+}
+
+// One single run of the same chain over the whole input.
+inline void run_single(const Manifest& m, const std::vector<StageSpec>& stages, const std::string& output_path) {
+  TranscodeOptions o = transcode_options(m, stages);
+  o.output.url = output_path;
+  RunStats stats;
+  ASSERT_EQ(run_transcode(o, stats), 0);
+}
+
+// The scale stage to width x height, or no stage at all when both are 0.
+inline std::vector<StageSpec> scale_chain(int width, int height) {
+  if (width == 0 && height == 0) return {};
+  const StageDescriptor* scale = StageRegistry::instance().find("scale");
+  EXPECT_NE(scale, nullptr);
+  if (!scale) return {};
+  StageSpec spec{"scale", default_params(scale->params)};
+  spec.params.set("width", int64_t(width));
+  spec.params.set("height", int64_t(height));
+  return {spec};
+}
+
+// ffprobe's description of the first video stream and of the container's tags:
+// everything a single run and a concat must agree on.
+inline std::string probe_video_description(const std::string& file) {
+  const CommandResult r = run_command(
+      "ffprobe -v error -select_streams v:0 -show_entries "
+      "stream=index,codec_name,codec_tag_string,width,height,pix_fmt,sample_aspect_ratio,display_aspect_ratio,"
+      "color_range,color_space,color_transfer,color_primaries,chroma_location,field_order,r_frame_rate,"
+      "avg_frame_rate,time_base,start_pts,start_time,nb_frames:stream_disposition:stream_tags:format_tags "
+      "-of default " + shell_quote(file));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.output;
+}
+
+// Every stream of the file, without the video's own values: codec, disposition, tags.
+inline std::string probe_streams(const std::string& file) {
+  const CommandResult r = run_command("ffprobe -v error -show_entries stream=index,codec_type,codec_name,"
+                                      "time_base:stream_disposition:stream_tags -of compact " + shell_quote(file));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.output;
+}
+
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace sp::test

@@ -1,0 +1,205 @@
+#include "orchestration/segment_file.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "pipeline/errors.h"
+
+namespace sp {
+
+SegmentFile::SegmentFile(int index, const std::string& path)
+    : name_(fmt::format("segment {} ({})", index, path)), log_watch_(std::make_unique<FfmpegLogWatch>()) {
+  const AVInputFormat* nut = av_find_input_format(kSegmentFormat);
+  if (!nut) throw Error(ExitCode::unavailable, std::string("this FFmpeg cannot read ") + kSegmentFormat);
+  context_ = avformat_alloc_context();
+  if (!context_) throw std::bad_alloc();
+  log_watch_->watch(context_);
+  int r = avformat_open_input(&context_, path.c_str(), nut, nullptr);  // frees the context on failure
+  if (r < 0) fail("is not a readable segment file: " + av_error_text(r));
+  r = avformat_find_stream_info(context_, nullptr);
+  if (r < 0) fail("has unreadable stream parameters: " + av_error_text(r));
+  if (context_->nb_streams != 1 || context_->streams[0]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO)
+    fail(fmt::format("has {} streams; a segment holds one video stream", context_->nb_streams));
+  // The NUT muxer ends a file with an index; without it (a file cut short:
+  // a worker killed, a copy broken off) the demuxer says so while opening,
+  // in its log only ("read_timestamp failed").
+  if (!log_watch_->take_errors().empty()) fail("is incomplete or damaged");
+}
+
+SegmentFile::~SegmentFile() {
+  log_watch_.reset();
+  avformat_close_input(&context_);
+}
+
+void SegmentFile::fail(const std::string& what) const {
+  std::string message = name_ + " " + what;
+  const std::string detail = strip_log_prefix(log_watch_->last_error());
+  if (!detail.empty() && message.find(detail) == std::string::npos) message += " (" + detail + ")";
+  throw Error(ExitCode::data_error, message);
+}
+
+bool SegmentFile::read(AVPacket* packet) {
+  const int r = av_read_frame(context_, packet);
+  // The NUT demuxer resynchronizes over damage and only says so in its log.
+  const std::vector<std::string> errors = log_watch_->take_errors();
+  if (!errors.empty()) fail("is damaged: " + strip_log_prefix(errors.front()));
+  if (r == AVERROR_EOF) return false;
+  if (r < 0) fail("cannot be read: " + av_error_text(r));
+  if (packet->flags & AV_PKT_FLAG_CORRUPT) fail("has a corrupt packet");
+  return true;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string describe(const AVCodecParameters& p) {
+  const char* format = av_get_pix_fmt_name(AVPixelFormat(p.format));
+  return fmt::format("{} {}x{} {}", avcodec_get_name(p.codec_id), p.width, p.height, format ? format : "?");
+}
+
+bool same_extradata(const AVCodecParameters& a, const AVCodecParameters& b) {
+  return a.extradata_size == b.extradata_size &&
+         (a.extradata_size == 0 || std::memcmp(a.extradata, b.extradata, size_t(a.extradata_size)) == 0);
+}
+
+std::string tag_value(const AVDictionary* tags, const char* key) {
+  const AVDictionaryEntry* e = av_dict_get(tags, key, nullptr, 0);
+  return e ? e->value : "";
+}
+
+class SegmentChecker {
+ public:
+  explicit SegmentChecker(const Manifest& m) : manifest_(m) {}
+
+  // Reads the whole file: the frames are counted and their times checked.
+  void check(SegmentToJoin& segment) {
+    SegmentFile file(segment.index, segment.path);
+    check_tags(file, segment.index);
+    check_format(file);
+    check_frames(file, segment);
+  }
+
+ private:
+  void check_tags(const SegmentFile& file, int index) const {
+    const std::string plan = tag_value(file.tags(), kPlanIdTag);
+    if (plan.empty()) throw Error(ExitCode::data_error, file.name() + " is not a segment of a stylepipe plan (it has no " + kPlanIdTag + " tag)");
+    if (plan != manifest_.plan_id)
+      throw Error(ExitCode::data_error, fmt::format("{} belongs to another plan ({}; this plan is {})", file.name(), plan, manifest_.plan_id));
+    const std::string written_index = tag_value(file.tags(), kSegmentIndexTag);
+    if (written_index != std::to_string(index))
+      throw Error(ExitCode::data_error, fmt::format("{} was written as segment '{}' of the plan", file.name(), written_index));
+  }
+
+  void check_format(const SegmentFile& file) {
+    const AVCodecParameters& p = *file.video().codecpar;
+    if (!first_) {
+      first_ = file.name();
+      first_time_base_ = file.video().time_base;
+      first_parameters_.reset(avcodec_parameters_alloc());
+      if (!first_parameters_ || avcodec_parameters_copy(first_parameters_.get(), &p) < 0) throw std::bad_alloc();
+      return;
+    }
+    const AVCodecParameters& f = *first_parameters_;
+    if (p.codec_id != f.codec_id || p.width != f.width || p.height != f.height || p.format != f.format)
+      throw Error(ExitCode::data_error, fmt::format("{} is {}, {} is {}", file.name(), describe(p), *first_, describe(f)));
+    if (!same_extradata(p, f))
+      throw Error(ExitCode::data_error, fmt::format("{} has other codec setup data (extradata) than {}", file.name(), *first_));
+    const AVRational tb = file.video().time_base;
+    if (av_cmp_q(tb, first_time_base_) != 0)
+      throw Error(ExitCode::data_error, fmt::format("{} has time base {}/{}, {} has {}/{}", file.name(), tb.num, tb.den,
+                                                    *first_, first_time_base_.num, first_time_base_.den));
+  }
+
+  void check_frames(SegmentFile& file, SegmentToJoin& segment) const {
+    const SegmentPlan& plan = manifest_.segments.at(size_t(segment.index));
+    const AVRational tb = file.video().time_base;
+    const auto near = AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
+    const int64_t begin = plan.begin_pts ? av_rescale_q_rnd(*plan.begin_pts, manifest_.time_base, tb, near) : INT64_MIN;
+    const int64_t end = plan.end_pts ? av_rescale_q_rnd(*plan.end_pts, manifest_.time_base, tb, near) : INT64_MAX;
+    PacketPtr packet = make_packet();
+    segment.frames = 0;
+    while (file.read(packet.get())) {
+      const int64_t pts = packet->pts;
+      const bool key = packet->flags & AV_PKT_FLAG_KEY;
+      av_packet_unref(packet.get());
+      if (pts == AV_NOPTS_VALUE) throw Error(ExitCode::data_error, fmt::format("{} has a frame without a timestamp", file.name()));
+      if (pts < begin || pts >= end)
+        throw Error(ExitCode::data_error,
+                    fmt::format("{} has a frame at {:.3f} s (pts {}), outside its range {}", file.name(),
+                                pts * av_q2d(tb), pts, range_text(plan)));
+      if (segment.frames == 0 && !key)
+        throw Error(ExitCode::data_error, file.name() + " does not start with a keyframe");
+      ++segment.frames;
+    }
+    // An interrupted segment may have stopped before its first picture.
+    if (segment.frames == 0 && !segment.unfinished) throw Error(ExitCode::data_error, file.name() + " has no frames");
+  }
+
+  std::string range_text(const SegmentPlan& plan) const {
+    const double tb = av_q2d(manifest_.time_base);
+    const std::string begin = plan.begin_pts ? fmt::format("{:.3f} s", *plan.begin_pts * tb) : "the start";
+    const std::string end = plan.end_pts ? fmt::format("{:.3f} s", *plan.end_pts * tb) : "the end";
+    return fmt::format("[{}, {})", begin, end);
+  }
+
+  struct ParametersDeleter {
+    void operator()(AVCodecParameters* p) const { avcodec_parameters_free(&p); }
+  };
+  const Manifest& manifest_;
+  std::optional<std::string> first_;
+  AVRational first_time_base_{1, 1};
+  std::unique_ptr<AVCodecParameters, ParametersDeleter> first_parameters_;
+};
+
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+}  // namespace
+
+std::vector<SegmentToJoin> segments_to_join(const Manifest& manifest, bool finished_prefix_only) {
+  std::vector<SegmentToJoin> chosen;
+  int not_finished = 0;
+  std::optional<Error> first_missing;
+  for (const SegmentPlan& plan : manifest.segments) {
+    const std::string final_path = manifest.segment_path(plan.index);
+    const std::string partial_path = manifest.partial_segment_path(plan.index);
+    if (is_file(final_path)) {
+      if (!first_missing) chosen.push_back({plan.index, final_path});
+      continue;
+    }
+    const bool partial = is_file(partial_path);
+    if (finished_prefix_only) {
+      if (partial) chosen.push_back({plan.index, partial_path, true});
+      break;
+    }
+    ++not_finished;
+    if (!first_missing)
+      first_missing = Error(ExitCode::no_input, fmt::format("segment {} ({}) is {}", plan.index, final_path,
+                                                            partial ? "unfinished" : "missing"));
+  }
+  if (first_missing) {
+    if (not_finished == 1) throw *first_missing;
+    throw Error(ExitCode::no_input, fmt::format("{} ({} of {} segments are not finished)", first_missing->what(),
+                                                not_finished, manifest.segments.size()));
+  }
+  if (chosen.empty())  // only with finished_prefix_only
+    throw Error(ExitCode::no_input, fmt::format("segment 0 ({}) is missing: nothing to join", manifest.segment_path(0)));
+  SegmentChecker checker(manifest);
+  int64_t frames = 0;
+  for (SegmentToJoin& segment : chosen) {
+    checker.check(segment);
+    frames += segment.frames;
+  }
+  if (frames == 0)  // an interrupted segment 0 before its first frame
+    throw Error(ExitCode::no_input, fmt::format("segment 0 ({}) has no frames yet: nothing to join",
+                                                manifest.partial_segment_path(0)));
+  return chosen;
+}
+
+}  // namespace sp

@@ -1,0 +1,57 @@
+#pragma once
+// The segment files of a plan as the concat sees them: which ones to join,
+// each checked against the plan and against segment 0 before anything is
+// written, and read packet by packet.
+extern "C" {
+#include <libavformat/avformat.h>
+}
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codecs/ffmpeg_util.h"
+#include "orchestration/manifest.h"
+
+namespace sp {
+
+// One segment's video file, opened for reading. Every failure throws
+// sp::Error(data_error) naming the segment and its file.
+class SegmentFile {
+ public:
+  SegmentFile(int index, const std::string& path);
+  ~SegmentFile();
+  SegmentFile(const SegmentFile&) = delete;
+  SegmentFile& operator=(const SegmentFile&) = delete;
+
+  const AVStream& video() const { return *context_->streams[0]; }
+  const AVDictionary* tags() const { return context_->metadata; }
+  // The next packet (its own reference); false at the end of the file.
+  bool read(AVPacket* packet);
+  // "segment 3 (/work/segment_0003.nut)"
+  const std::string& name() const { return name_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+
+  std::string name_;
+  AVFormatContext* context_ = nullptr;
+  std::unique_ptr<FfmpegLogWatch> log_watch_;  // last: stops watching before the context goes
+};
+
+struct SegmentToJoin {
+  int index = 0;
+  std::string path;
+  bool unfinished = false;  // the partial file of an interrupted segment
+  int64_t frames = 0;
+};
+
+// The segments to join, each checked: the final files of all of them, or with
+// `finished_prefix_only` the finished ones from the start and the interrupted
+// one after them. Throws sp::Error naming the first segment that fails:
+// no_input for a missing or unfinished one, data_error for one that is not
+// this plan's segment, differs from segment 0 or has frames outside its range.
+std::vector<SegmentToJoin> segments_to_join(const Manifest& manifest, bool finished_prefix_only);
+
+}  // namespace sp
