@@ -1,0 +1,269 @@
+// scan_keyframes on clips made by ffmpeg, against ffprobe's key packets as
+// the oracle; random GOP sizes, B-frames and lengths each run.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "orchestration/keyframes.h"
+#include "pipeline/errors.h"
+#include "tests/e2e_util.h"
+#include "tests/support/test_support.h"
+
+namespace sp::test {
+namespace {
+
+CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
+
+struct ClipSpec {
+  double seconds = 4;
+  int rate = 25;
+  int gop = 25;
+  int bframes = 0;
+  bool open_gop = false;
+  bool audio = false;
+  std::string extra;  // more output options: timestamps, containers
+};
+
+std::string make_clip(const TempDir& dir, const std::string& name, const ClipSpec& spec) {
+  const std::string path = dir.file(name);
+  std::string x264 = "scenecut=0";  // keyframes where the GOP says, so tests can count them
+  if (spec.open_gop) x264 += ":open-gop=1";
+  const std::string audio = spec.audio ? " -f lavfi -i sine=frequency=500:sample_rate=48000 -c:a aac" : "";
+  const CommandResult r = ffmpeg(fmt::format(
+      "-f lavfi -i testsrc2=size=96x64:rate={}{} -t {} -c:v libx264 -preset veryfast -pix_fmt yuv420p -g {} -bf {} "
+      "-x264-params {} {} {}",
+      spec.rate, audio, spec.seconds, spec.gop, spec.bframes, x264, spec.extra, shell_quote(path)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return path;
+}
+
+std::string remux(const TempDir& dir, const std::string& in, const std::string& name, const std::string& options = "") {
+  const std::string out = dir.file(name);
+  const CommandResult r = ffmpeg("-i " + shell_quote(in) + " -c copy " + options + " " + shell_quote(out));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return out;
+}
+
+struct ProbedPacket {
+  int64_t pts = 0;
+  bool key = false;
+};
+
+// The video packets in the order the demuxer gives them (decode order).
+std::vector<ProbedPacket> probe_video_packets(const std::string& file) {
+  const CommandResult r = run_command("ffprobe -v error -select_streams v:0 -show_entries packet=pts,flags -of csv=p=0 " +
+                                      shell_quote(file));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::vector<ProbedPacket> packets;
+  for (const std::string& line : nonempty_lines(r.output)) {
+    const size_t comma = line.find(',');
+    EXPECT_NE(comma, std::string::npos) << line;
+    if (comma == std::string::npos) continue;
+    EXPECT_NE(line.substr(0, comma), "N/A") << file << ": a packet without pts";
+    packets.push_back({std::stoll(line.substr(0, comma)), line.find('K', comma) != std::string::npos});
+  }
+  return packets;
+}
+
+double probe_start_seconds(const std::string& file) {
+  const CommandResult r =
+      run_command("ffprobe -v error -show_entries format=start_time -of csv=p=0 " + shell_quote(file));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return std::stod(r.output);
+}
+
+// The scan's keyframes are ffprobe's key packets, with their decode-order
+// positions where the scan counted them, and its frame count is the packets'.
+void expect_matches_ffprobe(const std::string& file, const KeyframeScan& scan) {
+  SCOPED_TRACE(file + " (keyframes from the " + scan.source + ")");
+  const std::vector<ProbedPacket> packets = probe_video_packets(file);
+  std::vector<Keyframe> expected;
+  for (size_t i = 0; i < packets.size(); ++i)
+    if (packets[i].key) expected.push_back({packets[i].pts, int64_t(i)});
+  ASSERT_EQ(scan.keyframes.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(scan.keyframes[i].pts, expected[i].pts) << "keyframe " << i;
+    if (scan.keyframes[i].frames_before >= 0) {
+      EXPECT_EQ(scan.keyframes[i].frames_before, expected[i].frames_before) << "keyframe " << i;
+    }
+  }
+  if (scan.frame_count >= 0) {
+    EXPECT_EQ(scan.frame_count, int64_t(packets.size()));
+  }
+  EXPECT_GT(scan.frame_rate.num, 0);
+  EXPECT_GT(scan.frame_rate.den, 0);
+  EXPECT_NEAR(scan.start_seconds, probe_start_seconds(file), 1e-3);
+}
+
+// NUT's index can leave out the last keyframe, so NUT files come either way.
+constexpr const char* kIndexOrPackets = "";
+
+KeyframeScan scan_and_check(const std::string& file, const std::string& expected_source) {
+  const KeyframeScan scan = scan_keyframes(file);
+  if (expected_source == kIndexOrPackets)
+    EXPECT_TRUE(scan.source == "index" || scan.source == "packets") << file << ": " << scan.source;
+  else
+    EXPECT_EQ(scan.source, expected_source) << file;
+  expect_matches_ffprobe(file, scan);
+  return scan;
+}
+
+TEST(KeyframeScan, RandomGopsMatchFfprobeInEveryContainer) {
+  TempDir dir;
+  std::mt19937_64 rng(fresh_seed());
+  for (int round = 0; round < 2; ++round) {
+    ClipSpec spec;
+    spec.seconds = 2 + double(rng() % 40) / 10;
+    spec.gop = 3 + int(rng() % 40);
+    spec.bframes = int(rng() % 4);
+    spec.open_gop = rng() % 2;
+    spec.audio = rng() % 2;
+    SCOPED_TRACE(fmt::format("{} s, GOP {}, {} B-frames, open GOP {}, audio {}", spec.seconds, spec.gop,
+                             spec.bframes, spec.open_gop, spec.audio));
+    const std::string mp4 = make_clip(dir, fmt::format("random{}.mp4", round), spec);
+    const KeyframeScan scan = scan_and_check(mp4, "index");
+    EXPECT_EQ(int64_t(scan.keyframes.size()), (scan.frame_count + spec.gop - 1) / spec.gop) << "one every GOP";
+    for (const std::string ext : {"mov", "mkv"})
+      scan_and_check(remux(dir, mp4, fmt::format("random{}.{}", round, ext)), "index");
+    scan_and_check(remux(dir, mp4, fmt::format("random{}.nut", round)), kIndexOrPackets);
+    scan_and_check(remux(dir, mp4, fmt::format("random{}.ts", round)), "packets");
+  }
+}
+
+// Open GOPs and B-frames: a keyframe is shown later than it is decoded, by
+// an amount that varies, so no index decode time or fixed shift gives its pts.
+TEST(KeyframeScan, OpenGopWithBFramesGivesPresentationTimes) {
+  TempDir dir;
+  ClipSpec spec;
+  spec.seconds = 6;
+  spec.gop = 20;
+  spec.bframes = 3;
+  spec.open_gop = true;
+  const std::string mp4 = make_clip(dir, "open.mp4", spec);
+  const CommandResult probe = run_command(
+      "ffprobe -v error -select_streams v:0 -show_entries packet=pts,dts,flags -of csv=p=0 " + shell_quote(mp4));
+  std::set<int64_t> key_delays;
+  for (const std::string& line : nonempty_lines(probe.output)) {
+    int64_t pts = 0, dts = 0;
+    char flags[8] = {};
+    if (std::sscanf(line.c_str(), "%" SCNd64 ",%" SCNd64 ",%7s", &pts, &dts, flags) == 3 && flags[0] == 'K') key_delays.insert(pts - dts);
+  }
+  EXPECT_GT(key_delays.size(), 1u) << "the clip should have keyframes shown after different delays:\n" << probe.output;
+  scan_and_check(mp4, "index");
+  scan_and_check(remux(dir, mp4, "open.mkv"), "index");
+  scan_and_check(remux(dir, mp4, "open.ts"), "packets");
+}
+
+TEST(KeyframeScan, FirstTimestampAfterZero) {
+  TempDir dir;
+  ClipSpec spec;
+  spec.bframes = 2;
+  spec.audio = true;
+  spec.extra = "-output_ts_offset 3";
+  const std::string mp4 = make_clip(dir, "late.mp4", spec);
+  const KeyframeScan scan = scan_and_check(mp4, "index");
+  EXPECT_NEAR(double(scan.keyframes.front().pts) * av_q2d(scan.time_base), 3.0, 0.1);
+  scan_and_check(remux(dir, mp4, "late.mkv", "-copyts"), "index");
+  const KeyframeScan ts = scan_and_check(remux(dir, mp4, "late.ts", "-copyts"), "packets");
+  EXPECT_GT(ts.start_seconds, 3.0);
+}
+
+TEST(KeyframeScan, VariableFrameRate) {
+  TempDir dir;
+  ClipSpec spec;
+  spec.seconds = 6;
+  spec.gop = 12;
+  spec.bframes = 2;
+  spec.extra = "-vf \"setpts='if(lt(N,40),N*0.04,if(lt(N,80),1.6+(N-40)*0.1,5.6+(N-80)*0.02))/TB'\" -fps_mode vfr";
+  const std::string mkv = make_clip(dir, "vfr.mkv", spec);
+  scan_and_check(mkv, "index");
+  scan_and_check(remux(dir, mkv, "vfr.mp4"), "index");
+  scan_and_check(remux(dir, mkv, "vfr.nut"), kIndexOrPackets);
+}
+
+// Indexes that list some keyframes or none: the packets are read instead.
+TEST(KeyframeScan, MissingOrPartialIndexFallsBackToPackets) {
+  TempDir dir;
+  ClipSpec spec;
+  spec.seconds = 8;
+  spec.gop = 15;
+  spec.bframes = 1;
+  spec.audio = true;
+  const std::string mp4 = make_clip(dir, "in.mp4", spec);
+  const std::string no_cues = dir.file("no_cues.mkv");  // a Matroska file written to a pipe has no cues
+  ASSERT_EQ(run_command("ffmpeg -v error -i " + shell_quote(mp4) + " -c copy -f matroska - > " + shell_quote(no_cues)).exit_code, 0);
+  scan_and_check(no_cues, "packets");
+  // With a segment index FFmpeg reads the fragments' sample tables lazily.
+  scan_and_check(remux(dir, mp4, "fragmented.mp4", "-movflags frag_keyframe+empty_moov+default_base_moof+global_sidx"),
+                 "packets");
+  scan_and_check(remux(dir, mp4, "in.flv"), "packets");  // FLV's index: what probing read
+}
+
+// A raw stream has no timestamps to cut at: it stays one segment.
+TEST(KeyframeScan, RawStreamWithoutTimestampsHasNoCutPoints) {
+  TempDir dir;
+  ClipSpec spec;
+  spec.gop = 10;
+  const std::string raw = remux(dir, make_clip(dir, "in.mp4", spec), "in.h264", "-bsf:v h264_mp4toannexb");
+  const KeyframeScan scan = scan_keyframes(raw);
+  EXPECT_EQ(scan.source, "packets");
+  EXPECT_TRUE(scan.keyframes.empty());
+  EXPECT_EQ(scan.frame_count, decoded_video_frames(raw));
+  EXPECT_EQ(choose_segments(scan, 4, 0, 0).size(), 1u);
+}
+
+TEST(KeyframeScan, OneKeyframe) {
+  TempDir dir;
+  ClipSpec spec;
+  spec.seconds = 3;
+  spec.gop = 1000;
+  spec.bframes = 2;
+  for (const std::string ext : {"mp4", "mkv", "ts"}) {
+    const KeyframeScan scan = scan_and_check(make_clip(dir, "one." + ext, spec), ext == "ts" ? "packets" : "index");
+    EXPECT_EQ(scan.keyframes.size(), 1u);
+  }
+}
+
+TEST(KeyframeScan, ErrorsNameTheFile) {
+  TempDir dir;
+  const auto expect_error = [](const std::string& path, ExitCode code) {
+    try {
+      scan_keyframes(path);
+      ADD_FAILURE() << path << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  };
+  expect_error(dir.file("missing.mp4"), ExitCode::no_input);
+
+  const std::string noise = dir.file("noise.mp4");
+  std::mt19937_64 rng(fresh_seed());
+  std::ofstream out(noise, std::ios::binary);
+  for (int i = 0; i < 65536; ++i) out.put(char(rng()));
+  out.close();
+  expect_error(noise, ExitCode::data_error);
+
+  const std::string audio = dir.file("tone.m4a");
+  ASSERT_EQ(ffmpeg("-f lavfi -i sine=frequency=440 -t 1 -c:a aac " + shell_quote(audio)).exit_code, 0);
+  expect_error(audio, ExitCode::data_error);
+
+  // Two transport streams joined: the second restarts the clock.
+  ClipSpec spec;
+  spec.seconds = 2;
+  const std::string a = make_clip(dir, "a.ts", spec), b = make_clip(dir, "b.ts", spec);
+  const std::string joined = dir.file("joined.ts");
+  ASSERT_EQ(run_command("cat " + shell_quote(a) + " " + shell_quote(b) + " > " + shell_quote(joined)).exit_code, 0);
+  expect_error(joined, ExitCode::data_error);
+}
+
+}  // namespace
+}  // namespace sp::test
