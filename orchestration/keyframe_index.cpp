@@ -11,6 +11,8 @@ namespace {
 // Gaps between listed keyframes read through to prove that no keyframe is
 // missing from a keyframes-only index; the widest are where one would hide.
 constexpr size_t kGapsChecked = 3;
+// Keyframes read to learn whether the index holds presentation times.
+constexpr size_t kTimeSamples = 16;
 
 struct KeyEntry {
   AVIndexEntry entry;
@@ -117,6 +119,22 @@ bool lists_every_keyframe(IndexReader& reader) {
   return true;
 }
 
+// Matroska and NUT index presentation times, MP4 and FLV decode times, which
+// in MP4 without B-frames are the same. Where a spread of keyframes read from
+// their packets all show the index's own time, the others are taken from the
+// index unread: reading each costs a seek (in MP4 one that walks the sample
+// tables) and a keyframe's worth of data.
+bool index_holds_presentation_times(IndexReader& reader) {
+  const size_t n = reader.size();
+  const size_t samples = std::min(n, kTimeSamples);
+  for (size_t s = 0; s < samples; ++s) {
+    const size_t i = samples == 1 ? 0 : s * (n - 1) / (samples - 1);
+    const std::optional<int64_t> pts = reader.pts(i);
+    if (!pts || *pts != reader.key(i).entry.timestamp) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<IndexedKeyframes> keyframes_from_index(VideoInput& in) {
@@ -144,8 +162,9 @@ std::optional<IndexedKeyframes> keyframes_from_index(VideoInput& in) {
   }
 
   IndexedKeyframes out;
+  const bool index_times_are_pts = index_holds_presentation_times(reader);
   for (size_t i = 0; i < reader.size(); ++i) {
-    const std::optional<int64_t> pts = reader.pts(i);
+    const std::optional<int64_t> pts = index_times_are_pts ? reader.key(i).entry.timestamp : reader.pts(i);
     if (!pts) {
       log_debug("{}: keyframe {} of the index is not where the index says; scanning packets", in.path, i);
       return std::nullopt;
@@ -157,7 +176,8 @@ std::optional<IndexedKeyframes> keyframes_from_index(VideoInput& in) {
                                     [](const AVIndexEntry& e) { return !(e.flags & AVINDEX_DISCARD_FRAME); });
   else if (stream->nb_frames > 0)
     out.frame_count = stream->nb_frames;
-  log_debug("{}: {} keyframes from the index, {} packets read", in.path, out.keyframes.size(), reader.packets_read());
+  log_debug("{}: {} keyframes from the index ({} times), {} packets read", in.path, out.keyframes.size(),
+            index_times_are_pts ? "presentation" : "decode", reader.packets_read());
   return out;
 }
 
