@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,7 @@ std::string remux(const TempDir& dir, const std::string& in, const std::string& 
 struct ProbedPacket {
   int64_t pts = 0;
   bool key = false;
+  bool discard = false;  // before an edit list's start: decoded, never shown
 };
 
 // The video packets in the order the demuxer gives them (decode order).
@@ -67,7 +69,9 @@ std::vector<ProbedPacket> probe_video_packets(const std::string& file) {
     EXPECT_NE(comma, std::string::npos) << line;
     if (comma == std::string::npos) continue;
     EXPECT_NE(line.substr(0, comma), "N/A") << file << ": a packet without pts";
-    packets.push_back({std::stoll(line.substr(0, comma)), line.find('K', comma) != std::string::npos});
+    const std::string flags = line.substr(comma + 1, line.find(',', comma + 1) - comma - 1);
+    packets.push_back({std::stoll(line.substr(0, comma)), flags.find('K') != std::string::npos,
+                       flags.find('D') != std::string::npos});
   }
   return packets;
 }
@@ -80,7 +84,8 @@ double probe_start_seconds(const std::string& file) {
 }
 
 // The scan's keyframes are ffprobe's key packets, with their decode-order
-// positions where the scan counted them, and its frame count is the packets'.
+// positions where the scan counted them, and its frame count is that of the
+// packets that are shown.
 void expect_matches_ffprobe(const std::string& file, const KeyframeScan& scan) {
   SCOPED_TRACE(file + " (keyframes from the " + scan.source + ")");
   const std::vector<ProbedPacket> packets = probe_video_packets(file);
@@ -95,7 +100,7 @@ void expect_matches_ffprobe(const std::string& file, const KeyframeScan& scan) {
     }
   }
   if (scan.frame_count >= 0) {
-    EXPECT_EQ(scan.frame_count, int64_t(packets.size()));
+    EXPECT_EQ(scan.frame_count, std::count_if(packets.begin(), packets.end(), [](const ProbedPacket& p) { return !p.discard; }));
   }
   EXPECT_GT(scan.frame_rate.num, 0);
   EXPECT_GT(scan.frame_rate.den, 0);
@@ -173,6 +178,21 @@ TEST(KeyframeScan, FirstTimestampAfterZero) {
   scan_and_check(remux(dir, mp4, "late.mkv", "-copyts"), "index");
   const KeyframeScan ts = scan_and_check(remux(dir, mp4, "late.ts", "-copyts"), "packets");
   EXPECT_GT(ts.start_seconds, 3.0);
+}
+
+// A stream copy cut mid-GOP: an edit list hides the frames before the cut,
+// but decoding still starts at the keyframe before it.
+TEST(KeyframeScan, EditListCutBetweenKeyframes) {
+  TempDir dir;
+  ClipSpec spec;
+  spec.seconds = 6;
+  spec.gop = 25;
+  spec.bframes = 3;
+  const std::string cut = dir.file("cut.mp4");
+  ASSERT_EQ(ffmpeg("-ss 1.3 -i " + shell_quote(make_clip(dir, "in.mp4", spec)) + " -c copy " + shell_quote(cut)).exit_code, 0);
+  const KeyframeScan scan = scan_and_check(cut, "index");
+  EXPECT_LT(scan.keyframes.front().pts, 0) << "the keyframe before the cut";
+  EXPECT_EQ(scan.frame_count, decoded_video_frames(cut));
 }
 
 TEST(KeyframeScan, VariableFrameRate) {
