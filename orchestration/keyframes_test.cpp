@@ -249,6 +249,8 @@ TEST(KeyframeScan, OneKeyframe) {
   for (const std::string ext : {"mp4", "mkv", "ts"}) {
     const KeyframeScan scan = scan_and_check(make_clip(dir, "one." + ext, spec), ext == "ts" ? "packets" : "index");
     EXPECT_EQ(scan.keyframes.size(), 1u);
+    EXPECT_EQ(choose_segments(scan, 4, 0, 0).size(), 1u);
+    EXPECT_EQ(choose_segments(scan, 0, 60, 0).size(), 1u) << "shorter than one segment";
   }
 }
 
