@@ -30,8 +30,9 @@ class KeyframeTimes {
   }
 
   // Frames decoded from keyframe `from` up to keyframe `to`: counted where
-  // the scan counted them, else estimated at the average frame rate
-  // (rounded down, so a warm-up is never promised short).
+  // the scan counted them, else estimated at the average frame rate, rounded
+  // down (where the rate varies, a stretch slower than the average holds
+  // fewer frames than estimated).
   int64_t frames_between(size_t from, size_t to) const {
     const Keyframe& a = scan_.keyframes[from];
     const Keyframe& b = scan_.keyframes[to];
