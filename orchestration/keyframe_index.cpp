@@ -142,7 +142,8 @@ bool lists_every_keyframe(IndexReader& reader) {
   std::iota(order.begin(), order.end(), size_t(0));
   const auto gap = [&](size_t i) { return reader.key(i + 1).entry.timestamp - reader.key(i).entry.timestamp; };
   const size_t gaps = std::min(kGapsChecked, order.size());
-  std::partial_sort(order.begin(), order.begin() + gaps, order.end(), [&](size_t a, size_t b) { return gap(a) > gap(b); });
+  std::partial_sort(order.begin(), order.begin() + gaps, order.end(),
+                    [&](size_t a, size_t b) { return gap(a) > gap(b); });
   order.resize(gaps);
   order.push_back(reader.size() - 1);
   for (const size_t i : order)

@@ -96,7 +96,8 @@ KeyframeScan scan_keyframes(const std::string& path) {
     scan.frame_count = packets.frame_count;
     scan.source = "packets";
     const double seconds = av_q2d(scan.time_base);
-    if (!facts.start_known && packets.first_pts != AV_NOPTS_VALUE) scan.start_seconds = double(packets.first_pts) * seconds;
+    if (!facts.start_known && packets.first_pts != AV_NOPTS_VALUE)
+      scan.start_seconds = double(packets.first_pts) * seconds;
     if (scan.duration_seconds < 0 && packets.end_pts != AV_NOPTS_VALUE)
       scan.duration_seconds = double(packets.end_pts) * seconds - scan.start_seconds;
   }

@@ -61,8 +61,8 @@ struct ProbedPacket {
 
 // The video packets in the order the demuxer gives them (decode order).
 std::vector<ProbedPacket> probe_video_packets(const std::string& file) {
-  const CommandResult r = run_command("ffprobe -v error -select_streams v:0 -show_entries packet=pts,flags -of csv=p=0 " +
-                                      shell_quote(file));
+  const CommandResult r = run_command(
+      "ffprobe -v error -select_streams v:0 -show_entries packet=pts,flags -of csv=p=0 " + shell_quote(file));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   std::vector<ProbedPacket> packets;
   for (const std::string& line : nonempty_lines(r.output)) {
@@ -101,7 +101,8 @@ void expect_matches_ffprobe(const std::string& file, const KeyframeScan& scan) {
     }
   }
   if (scan.frame_count >= 0) {
-    EXPECT_EQ(scan.frame_count, std::count_if(packets.begin(), packets.end(), [](const ProbedPacket& p) { return !p.discard; }));
+    const auto shown = std::count_if(packets.begin(), packets.end(), [](const ProbedPacket& p) { return !p.discard; });
+    EXPECT_EQ(scan.frame_count, shown);
   }
   EXPECT_GT(scan.frame_rate.num, 0);
   EXPECT_GT(scan.frame_rate.den, 0);
@@ -109,14 +110,14 @@ void expect_matches_ffprobe(const std::string& file, const KeyframeScan& scan) {
 }
 
 // NUT's index can leave out the last keyframe, so NUT files come either way.
-constexpr const char* kIndexOrPackets = "";
+enum class Source { index, packets, either };
 
-KeyframeScan scan_and_check(const std::string& file, const std::string& expected_source) {
+KeyframeScan scan_and_check(const std::string& file, Source expected) {
   const KeyframeScan scan = scan_keyframes(file);
-  if (expected_source == kIndexOrPackets)
+  if (expected == Source::either)
     EXPECT_TRUE(scan.source == "index" || scan.source == "packets") << file << ": " << scan.source;
   else
-    EXPECT_EQ(scan.source, expected_source) << file;
+    EXPECT_EQ(scan.source, expected == Source::index ? "index" : "packets") << file;
   expect_matches_ffprobe(file, scan);
   return scan;
 }
@@ -131,15 +132,15 @@ TEST(KeyframeScan, RandomGopsMatchFfprobeInEveryContainer) {
     spec.bframes = int(rng() % 4);
     spec.open_gop = rng() % 2;
     spec.audio = rng() % 2;
-    SCOPED_TRACE(fmt::format("{} s, GOP {}, {} B-frames, open GOP {}, audio {}", spec.seconds, spec.gop,
-                             spec.bframes, spec.open_gop, spec.audio));
+    SCOPED_TRACE(fmt::format("{} s, GOP {}, {} B-frames, open GOP {}, audio {}", spec.seconds, spec.gop, spec.bframes,
+                             spec.open_gop, spec.audio));
     const std::string mp4 = make_clip(dir, fmt::format("random{}.mp4", round), spec);
-    const KeyframeScan scan = scan_and_check(mp4, "index");
+    const KeyframeScan scan = scan_and_check(mp4, Source::index);
     EXPECT_EQ(int64_t(scan.keyframes.size()), (scan.frame_count + spec.gop - 1) / spec.gop) << "one every GOP";
     for (const std::string ext : {"mov", "mkv"})
-      scan_and_check(remux(dir, mp4, fmt::format("random{}.{}", round, ext)), "index");
-    scan_and_check(remux(dir, mp4, fmt::format("random{}.nut", round)), kIndexOrPackets);
-    scan_and_check(remux(dir, mp4, fmt::format("random{}.ts", round)), "packets");
+      scan_and_check(remux(dir, mp4, fmt::format("random{}.{}", round, ext)), Source::index);
+    scan_and_check(remux(dir, mp4, fmt::format("random{}.nut", round)), Source::either);
+    scan_and_check(remux(dir, mp4, fmt::format("random{}.ts", round)), Source::packets);
   }
 }
 
@@ -159,12 +160,13 @@ TEST(KeyframeScan, OpenGopWithBFramesGivesPresentationTimes) {
   for (const std::string& line : nonempty_lines(probe.output)) {
     int64_t pts = 0, dts = 0;
     char flags[8] = {};
-    if (std::sscanf(line.c_str(), "%" SCNd64 ",%" SCNd64 ",%7s", &pts, &dts, flags) == 3 && flags[0] == 'K') key_delays.insert(pts - dts);
+    if (std::sscanf(line.c_str(), "%" SCNd64 ",%" SCNd64 ",%7s", &pts, &dts, flags) == 3 && flags[0] == 'K')
+      key_delays.insert(pts - dts);
   }
   EXPECT_GT(key_delays.size(), 1u) << "the clip should have keyframes shown after different delays:\n" << probe.output;
-  scan_and_check(mp4, "index");
-  scan_and_check(remux(dir, mp4, "open.mkv"), "index");
-  scan_and_check(remux(dir, mp4, "open.ts"), "packets");
+  scan_and_check(mp4, Source::index);
+  scan_and_check(remux(dir, mp4, "open.mkv"), Source::index);
+  scan_and_check(remux(dir, mp4, "open.ts"), Source::packets);
 }
 
 TEST(KeyframeScan, FirstTimestampAfterZero) {
@@ -174,10 +176,10 @@ TEST(KeyframeScan, FirstTimestampAfterZero) {
   spec.audio = true;
   spec.extra = "-output_ts_offset 3";
   const std::string mp4 = make_clip(dir, "late.mp4", spec);
-  const KeyframeScan scan = scan_and_check(mp4, "index");
+  const KeyframeScan scan = scan_and_check(mp4, Source::index);
   EXPECT_NEAR(double(scan.keyframes.front().pts) * av_q2d(scan.time_base), 3.0, 0.1);
-  scan_and_check(remux(dir, mp4, "late.mkv", "-copyts"), "index");
-  const KeyframeScan ts = scan_and_check(remux(dir, mp4, "late.ts", "-copyts"), "packets");
+  scan_and_check(remux(dir, mp4, "late.mkv", "-copyts"), Source::index);
+  const KeyframeScan ts = scan_and_check(remux(dir, mp4, "late.ts", "-copyts"), Source::packets);
   EXPECT_GT(ts.start_seconds, 3.0);
 }
 
@@ -190,8 +192,9 @@ TEST(KeyframeScan, EditListCutBetweenKeyframes) {
   spec.gop = 25;
   spec.bframes = 3;
   const std::string cut = dir.file("cut.mp4");
-  ASSERT_EQ(ffmpeg("-ss 1.3 -i " + shell_quote(make_clip(dir, "in.mp4", spec)) + " -c copy " + shell_quote(cut)).exit_code, 0);
-  const KeyframeScan scan = scan_and_check(cut, "index");
+  const std::string whole = make_clip(dir, "in.mp4", spec);
+  ASSERT_EQ(ffmpeg("-ss 1.3 -i " + shell_quote(whole) + " -c copy " + shell_quote(cut)).exit_code, 0);
+  const KeyframeScan scan = scan_and_check(cut, Source::index);
   EXPECT_LT(scan.keyframes.front().pts, 0) << "the keyframe before the cut";
   EXPECT_EQ(scan.frame_count, decoded_video_frames(cut));
 }
@@ -204,9 +207,9 @@ TEST(KeyframeScan, VariableFrameRate) {
   spec.bframes = 2;
   spec.extra = "-vf \"setpts='if(lt(N,40),N*0.04,if(lt(N,80),1.6+(N-40)*0.1,5.6+(N-80)*0.02))/TB'\" -fps_mode vfr";
   const std::string mkv = make_clip(dir, "vfr.mkv", spec);
-  scan_and_check(mkv, "index");
-  scan_and_check(remux(dir, mkv, "vfr.mp4"), "index");
-  scan_and_check(remux(dir, mkv, "vfr.nut"), kIndexOrPackets);
+  scan_and_check(mkv, Source::index);
+  scan_and_check(remux(dir, mkv, "vfr.mp4"), Source::index);
+  scan_and_check(remux(dir, mkv, "vfr.nut"), Source::either);
 }
 
 // Indexes that list some keyframes or none: the packets are read instead.
@@ -219,12 +222,15 @@ TEST(KeyframeScan, MissingOrPartialIndexFallsBackToPackets) {
   spec.audio = true;
   const std::string mp4 = make_clip(dir, "in.mp4", spec);
   const std::string no_cues = dir.file("no_cues.mkv");  // a Matroska file written to a pipe has no cues
-  ASSERT_EQ(run_command("ffmpeg -v error -i " + shell_quote(mp4) + " -c copy -f matroska - > " + shell_quote(no_cues)).exit_code, 0);
-  scan_and_check(no_cues, "packets");
+  const CommandResult piped =
+      run_command("ffmpeg -v error -i " + shell_quote(mp4) + " -c copy -f matroska - > " + shell_quote(no_cues));
+  ASSERT_EQ(piped.exit_code, 0) << piped.output;
+  scan_and_check(no_cues, Source::packets);
   // With a segment index FFmpeg reads the fragments' sample tables lazily.
-  scan_and_check(remux(dir, mp4, "fragmented.mp4", "-movflags frag_keyframe+empty_moov+default_base_moof+global_sidx"),
-                 "packets");
-  scan_and_check(remux(dir, mp4, "in.flv"), "packets");  // FLV's index: what probing read
+  const std::string fragmented =
+      remux(dir, mp4, "fragmented.mp4", "-movflags frag_keyframe+empty_moov+default_base_moof+global_sidx");
+  scan_and_check(fragmented, Source::packets);
+  scan_and_check(remux(dir, mp4, "in.flv"), Source::packets);  // FLV's index: what probing read
 }
 
 // A raw stream has no timestamps to cut at: it stays one segment.
@@ -247,7 +253,8 @@ TEST(KeyframeScan, OneKeyframe) {
   spec.gop = 1000;
   spec.bframes = 2;
   for (const std::string ext : {"mp4", "mkv", "ts"}) {
-    const KeyframeScan scan = scan_and_check(make_clip(dir, "one." + ext, spec), ext == "ts" ? "packets" : "index");
+    const Source source = ext == "ts" ? Source::packets : Source::index;
+    const KeyframeScan scan = scan_and_check(make_clip(dir, "one." + ext, spec), source);
     EXPECT_EQ(scan.keyframes.size(), 1u);
     EXPECT_EQ(choose_segments(scan, 4, 0, 0).size(), 1u);
     EXPECT_EQ(choose_segments(scan, 0, 60, 0).size(), 1u) << "shorter than one segment";
@@ -328,7 +335,8 @@ TEST(PlanSegments, RandomRequestsOnRealClips) {
       ASSERT_TRUE(key_position.count(begin)) << "segment " << p.index << " begins off a key packet";
       ASSERT_TRUE(p.seek_pts && key_position.count(*p.seek_pts)) << "segment " << p.index << " seeks off a key packet";
       const auto seek = key_position.find(*p.seek_pts);
-      EXPECT_TRUE(seek == key_position.begin() || key_position[begin] - seek->second >= warmup) << "segment " << p.index;
+      EXPECT_TRUE(seek == key_position.begin() || key_position[begin] - seek->second >= warmup)
+          << "segment " << p.index;
       const auto later = std::next(seek);
       EXPECT_TRUE(*p.seek_pts == begin || key_position[begin] - later->second < warmup) << "segment " << p.index;
     }

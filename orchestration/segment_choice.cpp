@@ -46,7 +46,10 @@ class KeyframeTimes {
     size_t lo = 0, hi = begin + 1;  // frames_between(j, begin) falls as j rises: the last j that has enough
     while (lo + 1 < hi) {
       const size_t mid = lo + (hi - lo) / 2;
-      if (frames_between(mid, begin) >= warmup) lo = mid; else hi = mid;
+      if (frames_between(mid, begin) >= warmup)
+        lo = mid;
+      else
+        hi = mid;
     }
     return lo;
   }

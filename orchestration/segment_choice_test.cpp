@@ -24,7 +24,8 @@ namespace {
 struct Clock {
   AVRational frame_rate, time_base;
 };
-constexpr Clock kClocks[] = {{{25, 1}, {1, 1000}}, {{30000, 1001}, {1, 30000}}, {{60, 1}, {1, 90000}}, {{24, 1}, {1, 12288}}};
+constexpr Clock kClocks[] = {
+    {{25, 1}, {1, 1000}}, {{30000, 1001}, {1, 30000}}, {{60, 1}, {1, 90000}}, {{24, 1}, {1, 12288}}};
 
 struct SyntheticScan {
   KeyframeScan scan;
@@ -45,7 +46,8 @@ SyntheticScan make_scan(const Clock& clock, int64_t frames, const std::vector<in
   s.scan.duration_seconds = double(frames) / av_q2d(clock.frame_rate);
   s.scan.frame_count = counts_known ? frames : -1;
   s.scan.source = counts_known ? "index" : "packets";
-  for (const int64_t f : keyframe_frames) s.scan.keyframes.push_back({frame_pts(clock, start_pts, f), counts_known ? f : -1});
+  for (const int64_t f : keyframe_frames)
+    s.scan.keyframes.push_back({frame_pts(clock, start_pts, f), counts_known ? f : -1});
   return s;
 }
 
@@ -138,8 +140,8 @@ std::vector<int64_t> brute_force_cuts(const KeyframeScan& scan, const std::vecto
   for (const double t : targets) {
     size_t best = 0;
     for (size_t j = 1; j < scan.keyframes.size(); ++j)
-      if (best == 0 || std::abs(t - double(scan.keyframes[j].pts) * tick) <
-                           std::abs(t - double(scan.keyframes[best].pts) * tick))
+      if (best == 0 ||
+          std::abs(t - double(scan.keyframes[j].pts) * tick) < std::abs(t - double(scan.keyframes[best].pts) * tick))
         best = j;
     if (best > 0 && (cuts.empty() || scan.keyframes[best].pts != cuts.back())) cuts.push_back(scan.keyframes[best].pts);
   }
