@@ -6,83 +6,17 @@
 
 #include <algorithm>
 #include <cinttypes>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <random>
 #include <set>
 
+#include "orchestration/keyframe_clips_test_util.h"
 #include "orchestration/keyframes.h"
 #include "pipeline/errors.h"
-#include "tests/e2e_util.h"
-#include "tests/support/test_support.h"
 
 namespace sp::test {
 namespace {
-
-CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
-
-struct ClipSpec {
-  double seconds = 4;
-  int rate = 25;
-  int gop = 25;
-  int bframes = 0;
-  bool open_gop = false;
-  bool audio = false;
-  std::string extra;  // more output options: timestamps, containers
-};
-
-std::string make_clip(const TempDir& dir, const std::string& name, const ClipSpec& spec) {
-  const std::string path = dir.file(name);
-  std::string x264 = "scenecut=0";  // keyframes where the GOP says, so tests can count them
-  if (spec.open_gop) x264 += ":open-gop=1";
-  const std::string audio = spec.audio ? " -f lavfi -i sine=frequency=500:sample_rate=48000 -c:a aac" : "";
-  const CommandResult r = ffmpeg(fmt::format(
-      "-f lavfi -i testsrc2=size=96x64:rate={}{} -t {} -c:v libx264 -preset veryfast -pix_fmt yuv420p -g {} -bf {} "
-      "-x264-params {} {} {}",
-      spec.rate, audio, spec.seconds, spec.gop, spec.bframes, x264, spec.extra, shell_quote(path)));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  return path;
-}
-
-std::string remux(const TempDir& dir, const std::string& in, const std::string& name, const std::string& options = "") {
-  const std::string out = dir.file(name);
-  const CommandResult r = ffmpeg("-i " + shell_quote(in) + " -c copy " + options + " " + shell_quote(out));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  return out;
-}
-
-struct ProbedPacket {
-  int64_t pts = 0;
-  bool key = false;
-  bool discard = false;  // before an edit list's start: decoded, never shown
-};
-
-// The video packets in the order the demuxer gives them (decode order).
-std::vector<ProbedPacket> probe_video_packets(const std::string& file) {
-  const CommandResult r = run_command(
-      "ffprobe -v error -select_streams v:0 -show_entries packet=pts,flags -of csv=p=0 " + shell_quote(file));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::vector<ProbedPacket> packets;
-  for (const std::string& line : nonempty_lines(r.output)) {
-    const size_t comma = line.find(',');
-    EXPECT_NE(comma, std::string::npos) << line;
-    if (comma == std::string::npos) continue;
-    EXPECT_NE(line.substr(0, comma), "N/A") << file << ": a packet without pts";
-    const std::string flags = line.substr(comma + 1, line.find(',', comma + 1) - comma - 1);
-    packets.push_back({std::stoll(line.substr(0, comma)), flags.find('K') != std::string::npos,
-                       flags.find('D') != std::string::npos});
-  }
-  return packets;
-}
-
-double probe_start_seconds(const std::string& file) {
-  const CommandResult r =
-      run_command("ffprobe -v error -show_entries format=start_time -of csv=p=0 " + shell_quote(file));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  return std::stod(r.output);
-}
 
 // The scan's keyframes are ffprobe's key packets, with their decode-order
 // positions where the scan counted them, and its frame count is that of the
@@ -193,7 +127,7 @@ TEST(KeyframeScan, EditListCutBetweenKeyframes) {
   spec.bframes = 3;
   const std::string cut = dir.file("cut.mp4");
   const std::string whole = make_clip(dir, "in.mp4", spec);
-  ASSERT_EQ(ffmpeg("-ss 1.3 -i " + shell_quote(whole) + " -c copy " + shell_quote(cut)).exit_code, 0);
+  ASSERT_EQ(run_ffmpeg("-ss 1.3 -i " + shell_quote(whole) + " -c copy " + shell_quote(cut)).exit_code, 0);
   const KeyframeScan scan = scan_and_check(cut, Source::index);
   EXPECT_LT(scan.keyframes.front().pts, 0) << "the keyframe before the cut";
   EXPECT_EQ(scan.frame_count, decoded_video_frames(cut));
@@ -283,7 +217,7 @@ TEST(KeyframeScan, ErrorsNameTheFile) {
   expect_error(noise, ExitCode::data_error);
 
   const std::string audio = dir.file("tone.m4a");
-  ASSERT_EQ(ffmpeg("-f lavfi -i sine=frequency=440 -t 1 -c:a aac " + shell_quote(audio)).exit_code, 0);
+  ASSERT_EQ(run_ffmpeg("-f lavfi -i sine=frequency=440 -t 1 -c:a aac " + shell_quote(audio)).exit_code, 0);
   expect_error(audio, ExitCode::data_error);
 
   // Two transport streams joined: the second restarts the clock.
@@ -293,54 +227,6 @@ TEST(KeyframeScan, ErrorsNameTheFile) {
   const std::string joined = dir.file("joined.ts");
   ASSERT_EQ(run_command("cat " + shell_quote(a) + " " + shell_quote(b) + " > " + shell_quote(joined)).exit_code, 0);
   expect_error(joined, ExitCode::data_error);
-}
-
-// Plans for random requests on real clips, checked against ffprobe's packets:
-// cuts and seeks at key packets, every segment holding frames, shares within
-// a GOP of equal, and the warm-up counted in packets.
-TEST(PlanSegments, RandomRequestsOnRealClips) {
-  TempDir dir;
-  std::mt19937_64 rng(fresh_seed());
-  const std::string containers[] = {"mp4", "mkv", "ts"};
-  for (int round = 0; round < 3; ++round) {
-    ClipSpec spec;
-    spec.seconds = 4 + double(rng() % 60) / 10;
-    spec.gop = 4 + int(rng() % 30);
-    spec.bframes = int(rng() % 4);
-    spec.open_gop = rng() % 2;
-    const std::string ext = containers[rng() % std::size(containers)];
-    const std::string file = make_clip(dir, fmt::format("plan{}.{}", round, ext), spec);
-    const int segments = 1 + int(rng() % 10), warmup = rng() % 2 ? int(rng() % 60) : 0;
-    SCOPED_TRACE(fmt::format("{}: GOP {}, {} B-frames, open GOP {}; {} segments, warm-up {}", file, spec.gop,
-                             spec.bframes, spec.open_gop, segments, warmup));
-    const std::vector<SegmentPlan> plans = choose_segments(scan_keyframes(file), segments, 0, warmup);
-    const std::vector<ProbedPacket> packets = probe_video_packets(file);
-    std::map<int64_t, int64_t> key_position;  // key packet pts -> decode-order position
-    for (size_t i = 0; i < packets.size(); ++i)
-      if (packets[i].key) key_position[packets[i].pts] = int64_t(i);
-    ASSERT_FALSE(plans.empty());
-    ASSERT_LE(plans.size(), size_t(segments));
-    for (const SegmentPlan& p : plans) {
-      const int64_t begin = p.begin_pts.value_or(INT64_MIN), end = p.end_pts.value_or(INT64_MAX);
-      const auto frames = std::count_if(packets.begin(), packets.end(), [&](const ProbedPacket& f) {
-        return !f.discard && f.pts >= begin && f.pts < end;
-      });
-      EXPECT_GT(frames, 0) << "segment " << p.index;
-      // A cut lands within half a GOP of its target (give or take a frame:
-      // targets count from the container's start and duration).
-      if (plans.size() == size_t(segments)) {
-        EXPECT_NEAR(double(frames), double(packets.size()) / segments, spec.gop + 2) << "segment " << p.index;
-      }
-      if (p.index == 0) continue;
-      ASSERT_TRUE(key_position.count(begin)) << "segment " << p.index << " begins off a key packet";
-      ASSERT_TRUE(p.seek_pts && key_position.count(*p.seek_pts)) << "segment " << p.index << " seeks off a key packet";
-      const auto seek = key_position.find(*p.seek_pts);
-      EXPECT_TRUE(seek == key_position.begin() || key_position[begin] - seek->second >= warmup)
-          << "segment " << p.index;
-      const auto later = std::next(seek);
-      EXPECT_TRUE(*p.seek_pts == begin || key_position[begin] - later->second < warmup) << "segment " << p.index;
-    }
-  }
 }
 
 }  // namespace
