@@ -11,6 +11,12 @@ namespace {
 // Gaps between listed keyframes read through to prove that no keyframe is
 // missing from a keyframes-only index; the widest are where one would hide.
 constexpr size_t kGapsChecked = 3;
+// Keyframes read to learn whether the index holds presentation times.
+constexpr size_t kTimeSamples = 16;
+// Up to this far apart in the file the next keyframe is reached by reading on
+// rather than by a seek, which in MP4 walks the sample tables from the start
+// (all of them: a 2-hour file's keyframes every 2 s cost a second of seeks).
+constexpr int64_t kReadOnBytes = 1 << 20;
 
 struct KeyEntry {
   AVIndexEntry entry;
@@ -61,24 +67,38 @@ class IndexReader {
       }
       while (read_video_packet(in_, packet_.get())) {
         ++packets_read_;
-        if (is_entry_packet(packet_.get(), keys_[i].entry)) return pts_[i] = presentation_time(packet_.get());
+        if (is_entry_packet(packet_.get(), keys_[i].entry)) return found(i);
         if (is_past_entry(packet_.get(), keys_[i].entry)) break;
       }
     }
+    just_read_ = kNone;
     return std::nullopt;
   }
 
   // After read_key(i): whether the next key packet is entry i + 1's, or the
   // file ends after the last entry, so the index misses no keyframe there.
   bool next_key_is_listed(size_t i) {
+    just_read_ = kNone;
     while (read_video_packet(in_, packet_.get())) {
       ++packets_read_;
-      if (packet_->flags & AV_PKT_FLAG_KEY) return i + 1 < keys_.size() && is_entry_packet(packet_.get(), keys_[i + 1].entry);
+      if (!(packet_->flags & AV_PKT_FLAG_KEY)) continue;
+      if (i + 1 < keys_.size() && is_entry_packet(packet_.get(), keys_[i + 1].entry)) {
+        found(i + 1);
+        return true;
+      }
+      unlisted_keyframe_seen_ = true;
+      return false;
     }
     return i + 1 == keys_.size();
   }
 
-  std::optional<int64_t> pts(size_t i) { return pts_[i] ? pts_[i] : read_key(i); }
+  std::optional<int64_t> pts(size_t i) {
+    if (!pts_[i] && i > 0 && just_read_ == i - 1 && near(i - 1, i)) next_key_is_listed(i - 1);
+    return pts_[i] ? pts_[i] : read_key(i);
+  }
+
+  // A key packet turned up between two listed keyframes.
+  bool unlisted_keyframe_seen() const { return unlisted_keyframe_seen_; }
 
  private:
   // Just before the next listed keyframe first: a backward seek lands on
@@ -95,10 +115,23 @@ class IndexReader {
     return targets;
   }
 
+  std::optional<int64_t> found(size_t i) {
+    just_read_ = i;
+    return pts_[i] = presentation_time(packet_.get());
+  }
+
+  bool near(size_t a, size_t b) const {
+    const int64_t from = keys_[a].entry.pos, to = keys_[b].entry.pos;
+    return from >= 0 && to >= from && to - from <= kReadOnBytes;
+  }
+
+  static constexpr size_t kNone = size_t(-1);
   VideoInput& in_;
   std::vector<KeyEntry> keys_;
   std::vector<std::optional<int64_t>> pts_;
   PacketPtr packet_;
+  size_t just_read_ = kNone;  // the key entry whose packet the demuxer has just delivered
+  bool unlisted_keyframe_seen_ = false;
   int64_t packets_read_ = 0;
 };
 
@@ -109,11 +142,28 @@ bool lists_every_keyframe(IndexReader& reader) {
   std::iota(order.begin(), order.end(), size_t(0));
   const auto gap = [&](size_t i) { return reader.key(i + 1).entry.timestamp - reader.key(i).entry.timestamp; };
   const size_t gaps = std::min(kGapsChecked, order.size());
-  std::partial_sort(order.begin(), order.begin() + gaps, order.end(), [&](size_t a, size_t b) { return gap(a) > gap(b); });
+  std::partial_sort(order.begin(), order.begin() + gaps, order.end(),
+                    [&](size_t a, size_t b) { return gap(a) > gap(b); });
   order.resize(gaps);
   order.push_back(reader.size() - 1);
   for (const size_t i : order)
     if (!reader.read_key(i) || !reader.next_key_is_listed(i)) return false;
+  return true;
+}
+
+// Matroska and NUT index presentation times, MP4 and FLV decode times, which
+// in MP4 without B-frames are the same. Where a spread of keyframes read from
+// their packets all show the index's own time, the others are taken from the
+// index unread: reading each costs a seek (in MP4 one that walks the sample
+// tables) and a keyframe's worth of data.
+bool index_holds_presentation_times(IndexReader& reader) {
+  const size_t n = reader.size();
+  const size_t samples = std::min(n, kTimeSamples);
+  for (size_t s = 0; s < samples; ++s) {
+    const size_t i = samples == 1 ? 0 : s * (n - 1) / (samples - 1);
+    const std::optional<int64_t> pts = reader.pts(i);
+    if (!pts || *pts != reader.key(i).entry.timestamp) return false;
+  }
   return true;
 }
 
@@ -144,9 +194,10 @@ std::optional<IndexedKeyframes> keyframes_from_index(VideoInput& in) {
   }
 
   IndexedKeyframes out;
+  const bool index_times_are_pts = index_holds_presentation_times(reader);
   for (size_t i = 0; i < reader.size(); ++i) {
-    const std::optional<int64_t> pts = reader.pts(i);
-    if (!pts) {
+    const std::optional<int64_t> pts = index_times_are_pts ? reader.key(i).entry.timestamp : reader.pts(i);
+    if (!pts || reader.unlisted_keyframe_seen()) {
       log_debug("{}: keyframe {} of the index is not where the index says; scanning packets", in.path, i);
       return std::nullopt;
     }
@@ -157,7 +208,8 @@ std::optional<IndexedKeyframes> keyframes_from_index(VideoInput& in) {
                                     [](const AVIndexEntry& e) { return !(e.flags & AVINDEX_DISCARD_FRAME); });
   else if (stream->nb_frames > 0)
     out.frame_count = stream->nb_frames;
-  log_debug("{}: {} keyframes from the index, {} packets read", in.path, out.keyframes.size(), reader.packets_read());
+  log_debug("{}: {} keyframes from the index ({} times), {} packets read", in.path, out.keyframes.size(),
+            index_times_are_pts ? "presentation" : "decode", reader.packets_read());
   return out;
 }
 

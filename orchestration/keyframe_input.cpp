@@ -51,8 +51,7 @@ VideoInput open_video_input(const std::string& path) {
   if (r == AVERROR_EXIT) throw Error(ExitCode::interrupted, path + ": interrupted while probing");
   if (r < 0) throw Error(ExitCode::data_error, path + ": cannot read stream parameters: " + av_error_text(r));
   const int video = choose_video_stream(format);
-  if (video < 0)
-    throw Error(ExitCode::data_error, path + ": no video stream (read as " + format->iformat->name + ")");
+  if (video < 0) throw Error(ExitCode::data_error, path + ": no video stream (read as " + format->iformat->name + ")");
   in.video = format->streams[video];
   for (unsigned i = 0; i < format->nb_streams; ++i)
     if (int(i) != video) format->streams[i]->discard = AVDISCARD_ALL;

@@ -47,13 +47,13 @@ struct StreamFacts {
   bool rate_known = false;
 };
 
-StreamFacts describe_stream(const VideoInput& in, KeyframeScan& scan) {
+StreamFacts describe_stream(VideoInput& in, KeyframeScan& scan) {
   StreamFacts facts;
-  const AVFormatContext* format = in.format.get();
-  const AVStream* stream = in.video;
+  AVFormatContext* format = in.format.get();
+  AVStream* stream = in.video;
   scan.video_stream = stream->index;
   scan.time_base = stream->time_base;
-  const AVRational rate = av_guess_frame_rate(const_cast<AVFormatContext*>(format), const_cast<AVStream*>(stream), nullptr);
+  const AVRational rate = av_guess_frame_rate(format, stream, nullptr);
   facts.rate_known = rate.num > 0 && rate.den > 0;
   if (facts.rate_known) scan.frame_rate = rate;
   facts.start_known = format->start_time != AV_NOPTS_VALUE || stream->start_time != AV_NOPTS_VALUE;
@@ -90,13 +90,14 @@ KeyframeScan scan_keyframes(const std::string& path) {
     scan.frame_count = indexed->frame_count;
     scan.source = "index";
   } else {
-    VideoInput from_start = open_video_input(path);  // the index reading moved the first one
-    PacketScan packets = keyframes_from_packets(from_start);
+    in = open_video_input(path);  // from the start again: reading the index moved it
+    PacketScan packets = keyframes_from_packets(in);
     scan.keyframes = std::move(packets.keyframes);
     scan.frame_count = packets.frame_count;
     scan.source = "packets";
     const double seconds = av_q2d(scan.time_base);
-    if (!facts.start_known && packets.first_pts != AV_NOPTS_VALUE) scan.start_seconds = double(packets.first_pts) * seconds;
+    if (!facts.start_known && packets.first_pts != AV_NOPTS_VALUE)
+      scan.start_seconds = double(packets.first_pts) * seconds;
     if (scan.duration_seconds < 0 && packets.end_pts != AV_NOPTS_VALUE)
       scan.duration_seconds = double(packets.end_pts) * seconds - scan.start_seconds;
   }

@@ -1,7 +1,10 @@
 #pragma once
 // Where a video can be cut without decoding it: its keyframes, read from the
 // demuxer's index where it has one (MP4/MOV, Matroska cues, ...), else from a
-// scan of packet headers (no decoding either way).
+// scan of packet headers (no decoding either way). An index that lists only
+// some keyframes (FLV, fragmented MP4 with a segment index, NUT at times) is
+// caught by reading its widest gaps and its tail, and the packets are read
+// instead.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,8 +14,9 @@
 namespace sp {
 
 struct Keyframe {
-  int64_t pts = 0;                // presentation time, video stream time base
-  int64_t frames_before = -1;     // video frames before it in decode order; -1: unknown (sparse index)
+  int64_t pts = 0;                // presentation time, video stream time base (exact, B-frames and open GOPs too)
+  int64_t frames_before = -1;     // video packets before it in decode order (hidden ones before an edit
+                                  // list's start included); -1: unknown (an index of keyframes only)
 };
 
 struct KeyframeScan {
@@ -22,21 +26,32 @@ struct KeyframeScan {
   double start_seconds = 0;       // the file's start time (earliest of its streams): where durations and
                                   // segments' begin/end seconds count from
   double duration_seconds = -1;   // from start_seconds; -1: unknown
-  int64_t frame_count = -1;       // -1: unknown
-  std::vector<Keyframe> keyframes;  // increasing pts; the first one is where decoding can start
+  int64_t frame_count = -1;       // frames shown; -1: unknown
+  // Every keyframe, increasing pts; the first one is where decoding can
+  // start. Empty for a stream without timestamps (a raw .h264): it cannot be
+  // cut by time.
+  std::vector<Keyframe> keyframes;
   std::string source;             // "index" or "packets"
 };
 
-// Throws sp::Error: no_input (66) for a missing file, data_error (65) for no video stream.
+// Throws sp::Error naming the file: no_input (66) for a missing or unreadable
+// file; data_error (65) for one that is not media, has no video stream, a
+// read error, or keyframe times that go backwards (joined streams whose
+// clocks restart); interrupted (130) on Ctrl-C.
 KeyframeScan scan_keyframes(const std::string& path);
 
-// Cuts at keyframes nearest to equal shares (segments > 0) or to multiples of
-// segment_seconds (> 0). Fewer segments come back where the keyframes do not
-// allow more (one keyframe: one segment). Segment 0 begins at -infinity, the
-// last ends at +infinity; each other boundary is a keyframe's pts. seek_pts is
-// the latest keyframe with at least `warmup_frames` frames before the
-// segment's begin (by frame counts where known, else by time at frame_rate).
-// Files are named segment_0000.nut, ...
+// Cuts at the keyframes nearest to equal shares of the duration (segments >
+// 0) or to multiples of segment_seconds (> 0) after the start, the earlier on
+// a tie; exactly one of the two, else sp::Error(usage). Never at the first
+// keyframe, never twice at one, so fewer segments come back where the
+// keyframes do not allow more (one keyframe: one segment), and none is empty.
+// Segment 0 begins at -infinity, the last ends at +infinity; each other
+// boundary is a keyframe's pts. seek_pts is the latest keyframe with at least
+// `warmup_frames` frames from it to the segment's begin (counted in decode
+// order where the scan counted frames, else estimated by time at frame_rate,
+// rounding down), or the first keyframe where none has that many; with no
+// warm-up, the segment's own keyframe. begin/end_seconds count from
+// start_seconds. Files are named segment_0000.nut, ... Pure: no file is read.
 std::vector<SegmentPlan> choose_segments(const KeyframeScan& scan, int segments, double segment_seconds,
                                          int warmup_frames);
 

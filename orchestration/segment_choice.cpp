@@ -30,8 +30,9 @@ class KeyframeTimes {
   }
 
   // Frames decoded from keyframe `from` up to keyframe `to`: counted where
-  // the scan counted them, else estimated at the average frame rate
-  // (rounded down, so a warm-up is never promised short).
+  // the scan counted them, else estimated at the average frame rate, rounded
+  // down (where the rate varies, a stretch slower than the average holds
+  // fewer frames than estimated).
   int64_t frames_between(size_t from, size_t to) const {
     const Keyframe& a = scan_.keyframes[from];
     const Keyframe& b = scan_.keyframes[to];
@@ -45,7 +46,10 @@ class KeyframeTimes {
     size_t lo = 0, hi = begin + 1;  // frames_between(j, begin) falls as j rises: the last j that has enough
     while (lo + 1 < hi) {
       const size_t mid = lo + (hi - lo) / 2;
-      if (frames_between(mid, begin) >= warmup) lo = mid; else hi = mid;
+      if (frames_between(mid, begin) >= warmup)
+        lo = mid;
+      else
+        hi = mid;
     }
     return lo;
   }
