@@ -110,6 +110,8 @@ start_munge() {
   install -d -o munge -g munge -m 0755 /run/munge
   install -d -o munge -g munge -m 0700 /var/log/munge /var/lib/munge
   install -d -o munge -g munge -m 0755 "$mdir"
+  runuser -u munge -- test -w "$mdir" \
+    || die "the munge user cannot write $mdir: make the directories above it searchable (chmod o+x)"
   rm -f "$msock" "$msock.lock" "$mpid"
   runuser -u munge -- munged --socket="$msock" --pid-file="$mpid" \
     --log-file="$mdir/munged.log" --seed-file="$mdir/munged.seed" --key-file="$key" \
