@@ -88,7 +88,7 @@ mkdir -p "$logs"
   echo "#SBATCH --chdir=$workdir"
   echo 'set -euo pipefail'
   # shellcheck disable=SC2016 # expanded when the job runs
-  echo 'echo "task-start: $(date +%s.%N) index=${SLURM_ARRAY_TASK_ID:-?} job=${SLURM_JOB_ID:-?} host=$(hostname -s)"'
+  echo 'echo "task-start: $(date +%s.%N) index=${SLURM_ARRAY_TASK_ID:-?} job=${SLURM_JOB_ID:-?} host=$(hostname -s) gpus=${CUDA_VISIBLE_DEVICES:-none}"'
   echo '# Debug lines carry milliseconds since start-up: the first frame is read from them.'
   printf 'exec %q --log-level debug run --manifest %q\n' "$bin" "$manifest"
 } >"$logs/task.sh"
@@ -105,7 +105,8 @@ mkdir -p "$logs"
 chmod +x "$logs/task.sh" "$logs/concat.sh"
 
 gpu_args=()
-[[ -z "$gpus" ]] || gpu_args=("--gpus-per-task=$gpus")
+# Slurm refuses --gpus-per-task without a task count; each array task is one task.
+[[ -z "$gpus" ]] || gpu_args=(--ntasks=1 "--gpus-per-task=$gpus")
 date +%s.%N >"$logs/submit-time"
 array_id="$(sbatch --parsable --array="0-$((segments - 1))" "${gpu_args[@]}" "${sbatch_extra[@]}" "$logs/task.sh")" \
   || die "sbatch of the array job failed"
