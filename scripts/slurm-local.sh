@@ -19,6 +19,14 @@
 set -euo pipefail
 
 die() { echo "slurm-local: $*" >&2; exit 1; }
+# die with the last lines of a daemon's log, which say why.
+die_log() {
+  local log="$1"
+  shift
+  echo "slurm-local: $*; the end of $log:" >&2
+  tail -n 8 "$log" 2>/dev/null | sed 's/^/  /' >&2 || true
+  exit 1
+}
 
 cmd="${1:-}"
 state="${2:-${SLURM_LOCAL_STATE:-/tmp/stylepipe-slurm}}"
@@ -203,9 +211,11 @@ EOF
 }
 
 wait_idle() {
-  local deadline=$((SECONDS + timeout)) st resumed=0
+  local deadline=$((SECONDS + timeout)) st resumed=0 since=$SECONDS
   while ((SECONDS < deadline)); do
     st="$(node_state)"
+    ((SECONDS - since < 2)) || live_pid "$slurmd_pidf" slurmd >/dev/null \
+      || die_log "$state/log/slurmd.log" "slurmd exited"
     case "$st" in
       idle|mixed|allocated|completing) return 0 ;;
       down*|drain*|fail*)
@@ -216,7 +226,7 @@ wait_idle() {
     esac
     sleep 0.5
   done
-  die "node $node not idle after ${timeout}s (state: '${st:-no answer}'); see $state/log/slurmctld.log and $state/log/slurmd.log"
+  die_log "$state/log/slurmd.log" "node $node not idle after ${timeout}s (state: '${st:-no answer}'; see also $state/log/slurmctld.log)"
 }
 
 do_start() {
@@ -243,13 +253,15 @@ do_start() {
   local i
   for ((i = 0; i < timeout * 2; i++)); do
     scontrol ping 2>/dev/null | grep -q 'is UP' && break
+    ((i < 4)) || live_pid "$ctld_pidf" slurmctld >/dev/null \
+      || die_log "$state/log/slurmctld.log" "slurmctld exited"
     sleep 0.5
   done
   scontrol ping 2>/dev/null | grep -q 'is UP' \
-    || die "slurmctld does not answer after ${timeout}s; see $state/log/slurmctld.log"
+    || die_log "$state/log/slurmctld.log" "slurmctld does not answer after ${timeout}s"
   if [[ -z "$slurmd_pid" ]]; then
     slurmd -f "$conf" -N "$node" >>"$state/log/slurmd.out" 2>&1 \
-      || die "slurmd failed to start; see $state/log/slurmd.log"
+      || die_log "$state/log/slurmd.log" "slurmd failed to start"
   fi
   wait_idle
   echo "slurm-local: cluster up in $state (node $node, $(sed -n 's/^SlurmctldPort=//p' "$conf")/tcp)"

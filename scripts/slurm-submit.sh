@@ -26,7 +26,6 @@ sbatch_extra=()
 manifest=""
 gpus=""
 wait_end=0
-have_config=0
 
 while (($#)); do
   case "$1" in
@@ -37,14 +36,14 @@ while (($#)); do
     --manifest=*) manifest="${1#*=}"; shift ;;
     --wait) wait_end=1; shift ;;
     -h|--help) usage ;;
-    *) [[ "$1" == -* ]] || have_config=1; plan_args+=("$1"); shift ;;
+    *) plan_args+=("$1"); shift ;;
   esac
 done
 [[ -z "$gpus" || "$gpus" =~ ^[1-9][0-9]*$ ]] || die "--gpus-per-task: '$gpus' is not a positive number"
 if [[ -n "$manifest" ]]; then
   ((${#plan_args[@]} == 0)) || die "--manifest does not combine with plan arguments (${plan_args[*]})"
 else
-  ((have_config)) || usage
+  ((${#plan_args[@]})) || usage
 fi
 
 if [[ -n "${STYLEPIPE:-}" ]]; then
