@@ -56,7 +56,10 @@ in="$tmp/in.mkv"
 ffmpeg -hide_banner -v error -f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i sine=frequency=440:sample_rate=44100 \
   -t 6 -g 25 -c:v libx264 -pix_fmt yuv420p -c:a aac "$in" || fail "ffmpeg could not make the test clip"
 
-frame_times() { ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 "$1"; }
+# One time a line (a frame with side data adds a comma and an empty line).
+frame_times() {
+  ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 "$1" | awk -F, '$1 != "" { print $1 }'
+}
 audio_hashes() { ffmpeg -v error -i "$1" -map 0:a -c copy -f framemd5 - | grep -v '^#' | awk -F, '{ print $NF }'; }
 frames_read() { ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
 
