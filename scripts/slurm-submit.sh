@@ -13,12 +13,13 @@
 #
 # Logs and the two job scripts go into WORKDIR/slurm/. The binary is $STYLEPIPE,
 # else `stylepipe` on PATH, else build/stylepipe of this checkout; it and the
-# work dir must be reachable at the same paths on the compute nodes.
+# work dir must be reachable at the same paths on the compute nodes. Workers
+# log at $STYLEPIPE_LOG_LEVEL (default debug: its lines carry milliseconds).
 # --wait blocks until the concat job ends and exits with its status.
 set -euo pipefail
 
 die() { echo "slurm-submit: $*" >&2; exit 1; }
-usage() { sed -n '2,17s/^# \{0,1\}//p' "$0" >&2; exit 64; }
+usage() { sed -n '2,18s/^# \{0,1\}//p' "$0" >&2; exit 64; }
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 plan_args=()
@@ -89,7 +90,7 @@ mkdir -p "$logs"
   # shellcheck disable=SC2016 # expanded when the job runs
   echo 'echo "task-start: $(date +%s.%N) index=${SLURM_ARRAY_TASK_ID:-?} job=${SLURM_JOB_ID:-?} host=$(hostname -s) gpus=${CUDA_VISIBLE_DEVICES:-none}"'
   echo '# Debug lines carry milliseconds since start-up: the first frame is read from them.'
-  printf 'exec %q --log-level debug run --manifest %q\n' "$bin" "$manifest"
+  printf 'exec %q --log-level %q run --manifest %q\n' "$bin" "${STYLEPIPE_LOG_LEVEL:-debug}" "$manifest"
 } >"$logs/task.sh"
 {
   echo '#!/usr/bin/env bash'
