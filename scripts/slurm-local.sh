@@ -18,6 +18,9 @@
 #   SLURM_LOCAL_GPUS     number of GPUs to declare as GRES (default: count of /dev/nvidiaN; 0 = none).
 set -euo pipefail
 
+# The daemons live in /usr/sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
+
 die() { echo "slurm-local: $*" >&2; exit 1; }
 # die with the last lines of a daemon's log, which say why.
 die_log() {

@@ -13,6 +13,9 @@
 # (scripts/install-deps.sh installs them). KEEP_TMP=1 keeps the work dir.
 set -euo pipefail
 
+# The daemons live in /usr/sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
+
 skip() { echo "slurm_e2e: SKIP: $*"; exit 77; }
 fail() { echo "slurm_e2e: FAIL: $*" >&2; exit 1; }
 note() { echo "slurm_e2e: $*"; }

@@ -10,6 +10,9 @@
 # Exits 77 (skipped) when not root, without unshare, or without Slurm/munge.
 set -euo pipefail
 
+# The daemons live in /usr/sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
+
 skip() { echo "slurm_gres: SKIP: $*"; exit 77; }
 fail() { echo "slurm_gres: FAIL: $*" >&2; exit 1; }
 
