@@ -15,11 +15,12 @@
 # else `stylepipe` on PATH, else build/stylepipe of this checkout; it and the
 # work dir must be reachable at the same paths on the compute nodes. Workers
 # log at $STYLEPIPE_LOG_LEVEL (default debug: its lines carry milliseconds).
-# --wait blocks until the concat job ends and exits with its status.
+# Extra sbatch args (after --) go to both jobs. --wait blocks until the
+# concat job ends and exits with its status.
 set -euo pipefail
 
 die() { echo "slurm-submit: $*" >&2; exit 1; }
-usage() { sed -n '2,18s/^# \{0,1\}//p' "$0" >&2; exit 64; }
+usage() { sed -n '2,19s/^# \{0,1\}//p' "$0" >&2; exit 64; }
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 plan_args=()
