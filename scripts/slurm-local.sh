@@ -16,6 +16,7 @@
 #                        free, else the next free pair (a running cluster keeps its own).
 #   SLURM_LOCAL_TIMEOUT  seconds to wait for the node to come up (default 60).
 #   SLURM_LOCAL_GPUS     number of GPUs to declare as GRES (default: count of /dev/nvidiaN; 0 = none).
+#   SLURM_LOCAL_STATE    the state dir when none is given.
 set -euo pipefail
 
 # The daemons live in /usr/sbin, which a non-login PATH may lack.
@@ -38,6 +39,12 @@ case "$cmd" in
   *) die "usage: $0 start|stop|status|env [STATE_DIR]" ;;
 esac
 [[ "$state" = /* ]] || state="$PWD/$state"
+[[ -z "${SLURM_LOCAL_PORT:-}" || "${SLURM_LOCAL_PORT}" =~ ^[1-9][0-9]{2,4}$ ]] \
+  || die "SLURM_LOCAL_PORT: '$SLURM_LOCAL_PORT' is not a port number"
+[[ -z "${SLURM_LOCAL_GPUS:-}" || "${SLURM_LOCAL_GPUS}" =~ ^[0-9]+$ ]] \
+  || die "SLURM_LOCAL_GPUS: '$SLURM_LOCAL_GPUS' is not a count"
+[[ "${SLURM_LOCAL_TIMEOUT:-60}" =~ ^[1-9][0-9]*$ ]] \
+  || die "SLURM_LOCAL_TIMEOUT: '${SLURM_LOCAL_TIMEOUT}' is not a number of seconds"
 state="${state%/}"
 
 conf="$state/slurm.conf"
