@@ -332,15 +332,40 @@ void MediaReader::seek_to_start() {
       avcodec_flush_buffers(decoder_.get());
   }
   if (options_.window && options_.window->seek_pts) {
-    const int r = av_seek_frame(format_, video_.stream_index, *options_.window->seek_pts, AVSEEK_FLAG_BACKWARD);
+    // Some demuxers (MPEG-TS) land after the keyframe asked for: aim a second
+    // early and drop video packets up to it.
+    const int64_t early = av_rescale_q(AV_TIME_BASE, AV_TIME_BASE_Q, video_.time_base);
+    const int r = av_seek_frame(format_, video_.stream_index, *options_.window->seek_pts - early, AVSEEK_FLAG_BACKWARD);
     if (r < 0)
-      log_warning("{}: cannot seek to the segment's keyframe ({}); decoding from the beginning", name_,
+      log_warning("{}: cannot seek to the segment's keyframe ({}); reading from the beginning", name_,
                   av_error_text(r));
-    else
+    else if (decoder_)
       avcodec_flush_buffers(decoder_.get());
+    awaited_keyframe_pts_ = options_.window->seek_pts;
   }
   if (options_.duration_seconds >= 0)
     end_us_ = file_start + shift_us_ + std::llround(options_.duration_seconds * AV_TIME_BASE);
+}
+
+// Drops the video packets before the segment's keyframe. Past it without
+// meeting it, the seek landed late: read again from the start, once.
+bool MediaReader::before_awaited_keyframe(const AVPacket* packet) {
+  if (!awaited_keyframe_pts_) return false;
+  const int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+  if (!(packet->flags & AV_PKT_FLAG_KEY) || pts == AV_NOPTS_VALUE || pts < *awaited_keyframe_pts_) return true;
+  if (pts == *awaited_keyframe_pts_) {
+    awaited_keyframe_pts_.reset();
+    return false;
+  }
+  if (rewound_for_keyframe_)
+    throw Error(ExitCode::data_error, fmt::format("{}: the segment's keyframe at pts {} is not in the file", name_,
+                                                  *awaited_keyframe_pts_));
+  log_debug("{}: the seek passed the segment's keyframe; reading from the start", name_);
+  rewound_for_keyframe_ = true;
+  const int64_t start = format_->start_time != AV_NOPTS_VALUE ? format_->start_time : 0;
+  const int r = avformat_seek_file(format_, -1, INT64_MIN, start, start, 0);
+  if (r < 0) throw Error(ExitCode::data_error, name_ + ": cannot seek back to the start: " + av_error_text(r));
+  return true;
 }
 
 }  // namespace sp

@@ -178,6 +178,7 @@ class MediaReader {
   void check_decoder_log();
   void check_file_end();
   bool keep_packet(AVPacket* packet);
+  bool before_awaited_keyframe(const AVPacket* packet);
   void note_video_packet(const AVPacket* packet);
 
   std::optional<NvdecChoice> choose_hardware_decoder(const AVCodecParameters* stream);
@@ -203,6 +204,8 @@ class MediaReader {
   int64_t end_us_ = INT64_MAX;    // absolute input time where --duration ends
   int64_t shift_us_ = 0;          // output times = input times - shift (the --start offset)
   int64_t frames_delivered_ = 0;
+  std::optional<int64_t> awaited_keyframe_pts_;  // a segment's first keyframe, not yet read
+  bool rewound_for_keyframe_ = false;
   int64_t last_video_end_ = -1;  // byte offset after the latest video packet
   int64_t last_pts_ = AV_NOPTS_VALUE;
   int64_t last_duration_ = 0;

@@ -177,7 +177,9 @@ bool MediaReader::next(MediaItem& item) {
       last_incomplete_stream_ = index;
       packets_since_incomplete_ = 0;
     }
-    if (index == video_.stream_index && decoder_) {
+    if (index == video_.stream_index && before_awaited_keyframe(packet_.get())) {
+      av_packet_unref(packet_.get());
+    } else if (index == video_.stream_index && decoder_) {
       if (packet_->pos >= 0) last_video_end_ = packet_->pos + packet_->size;
       packet_pending_ = true;
     } else if (index == video_.stream_index) {

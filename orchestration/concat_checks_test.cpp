@@ -15,6 +15,8 @@
 #include "pipeline/errors.h"
 
 namespace sp::test {
+// Fixture helpers of another test file may share names: each set has its own namespace.
+using namespace concat_fixtures;
 namespace {
 
 namespace fs = std::filesystem;

@@ -11,6 +11,8 @@
 #include "orchestration/concat_test_util.h"
 
 namespace sp::test {
+// Fixture helpers of another test file may share names: each set has its own namespace.
+using namespace concat_fixtures;
 namespace {
 
 std::vector<StageSpec> random_chain(const ClipSettings& c, std::mt19937_64& rng) {

@@ -24,7 +24,7 @@
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
 
-namespace sp::test {
+namespace sp::test::concat_fixtures {
 
 inline CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
 
@@ -218,4 +218,4 @@ inline std::string file_bytes(const std::string& path) {
   return s.str();
 }
 
-}  // namespace sp::test
+}  // namespace sp::test::concat_fixtures

@@ -12,7 +12,7 @@
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
 
-namespace sp::test {
+namespace sp::test::keyframe_clips {
 
 inline CommandResult run_ffmpeg(const std::string& args) {
   return run_command("ffmpeg -hide_banner -v error -y " + args);
@@ -79,4 +79,4 @@ inline double probe_start_seconds(const std::string& file) {
   return std::stod(r.output);
 }
 
-}  // namespace sp::test
+}  // namespace sp::test::keyframe_clips

@@ -16,6 +16,8 @@
 #include "pipeline/errors.h"
 
 namespace sp::test {
+// Fixture helpers of another test file may share names: each set has its own namespace.
+using namespace keyframe_clips;
 namespace {
 
 // The scan's keyframes are ffprobe's key packets, with their decode-order

@@ -12,6 +12,8 @@
 #include "orchestration/keyframes.h"
 
 namespace sp::test {
+// Fixture helpers of another test file may share names: each set has its own namespace.
+using namespace keyframe_clips;
 namespace {
 
 // Plans for random requests on real clips, checked against ffprobe's packets:

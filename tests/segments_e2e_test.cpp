@@ -59,7 +59,11 @@ std::string run_parallel_cmd(const std::string& config, const std::string& in, c
 TEST(SegmentsE2E, JobsRunEqualsSingleRunFrameForFrame) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
-  const Clip clip = make_clip(dir, "in.mkv", rng);
+  // Demuxers seek differently (MPEG-TS lands after the keyframe asked for): each container in turn.
+  const std::vector<std::string> containers = {"mkv", "mp4", "ts", "nut"};
+  const std::string container = containers[rng() % containers.size()];
+  SCOPED_TRACE("input container " + container);
+  const Clip clip = make_clip(dir, "in." + container, rng);
   const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), stats = dir.file("stats.json");
   CommandResult r = stylepipe(run_parallel_cmd(example_config(), clip.path, single, "--codec ffv1"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -71,7 +75,8 @@ TEST(SegmentsE2E, JobsRunEqualsSingleRunFrameForFrame) {
   const auto in_times = video_frame_times(clip.path);
   ASSERT_EQ(in_times.size(), size_t(std::lround(clip.seconds * 25)));
   expect_same_times(video_frame_times(split), in_times, "split vs input");
-  EXPECT_EQ(audio_packet_hashes(split), audio_packet_hashes(clip.path)) << "audio packets changed";
+  EXPECT_EQ(audio_packet_hashes(split), audio_packet_hashes(single)) << "audio packets differ from the single run";
+  EXPECT_EQ(audio_packet_hashes(split).size(), audio_packet_hashes(clip.path).size());
   EXPECT_EQ(video_md5s(split), video_md5s(single)) << "decoded pictures differ from the single run";
   const nlohmann::json s = read_json(stats);
   EXPECT_EQ(s["frames"]["out"], int(in_times.size()));
