@@ -11,6 +11,15 @@
 
 namespace sp {
 
+namespace {
+
+// av_dict_set and av_dict_copy fail only when out of memory.
+void dict_result(int r) {
+  if (r < 0) throw std::bad_alloc();
+}
+
+}  // namespace
+
 Muxer::Muxer(const MuxerOptions& options, const MuxedVideo& video, const std::vector<CopyStream>& copy_streams,
              const AVDictionary* metadata)
     : options_(options) {
@@ -130,7 +139,7 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
       st->codecpar->codec_tag = 0;
     st->time_base = s->time_base;
     st->disposition = s->disposition;
-    av_dict_copy(&st->metadata, s->metadata, 0);
+    dict_result(av_dict_copy(&st->metadata, s->metadata, 0));
     if (size_t(s->index) >= output_index_.size()) {
       output_index_.resize(s->index + 1, -1);
       input_time_bases_.resize(s->index + 1, AVRational{1, 1});
@@ -138,13 +147,15 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
     output_index_[s->index] = st->index;
     input_time_bases_[s->index] = s->time_base;
   }
-  if (metadata) av_dict_copy(&context_->metadata, metadata, 0);
-  for (const auto& [key, value] : options_.metadata_tags) av_dict_set(&context_->metadata, key.c_str(), value.c_str(), 0);
+  if (metadata) dict_result(av_dict_copy(&context_->metadata, metadata, 0));
+  for (const auto& [key, value] : options_.metadata_tags)
+    dict_result(av_dict_set(&context_->metadata, key.c_str(), value.c_str(), 0));
 
   AVDictionary* opts = nullptr;
+  std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> opts_owner(&opts, av_dict_free);
   if (is_mov_family(plan.format) && !seekable_)  // no index to write at the end: fragments
-    av_dict_set(&opts, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0);
-  if (plan.single_image) av_dict_set(&opts, "update", "1", 0);
+    dict_result(av_dict_set(&opts, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0));
+  if (plan.single_image) dict_result(av_dict_set(&opts, "update", "1", 0));
   if (options_.low_latency) context_->flush_packets = 1;
 
   if (!(plan.format->flags & AVFMT_NOFILE)) {
@@ -152,14 +163,10 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
     if (live_pipe) grow_pipe(STDOUT_FILENO, options_.live_pipe_bytes);
     r = avio_open2(&context_->pb, plan.ffmpeg_url.c_str(), AVIO_FLAG_WRITE | (live_pipe ? AVIO_FLAG_DIRECT : 0),
                    nullptr, nullptr);
-    if (r < 0) {
-      av_dict_free(&opts);
-      fail(ExitCode::io_error, "cannot open for writing", r);
-    }
+    if (r < 0) fail(ExitCode::io_error, "cannot open for writing", r);
     created_file_ = plan.is_file;
   }
   r = avformat_init_output(context_, &opts);
-  av_dict_free(&opts);
   if (r < 0) {
     if (!last_try) {
       *error = r;

@@ -78,20 +78,40 @@ inline ClipSettings random_clip(std::mt19937_64& rng) {
   return c;
 }
 
-// testsrc2 (never flat) at a random offset, a random tone, keyframes every
-// `gop` frames, B-frames on.
+// A few subtitle cues at random times within `seconds`, as SubRip.
+inline std::string write_subtitles(const TempDir& dir, double seconds, std::mt19937_64& rng) {
+  const std::string path = dir.file("cues.srt");
+  std::ofstream out(path);
+  auto time = [](int ms) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "00:00:%02d,%03d", ms / 1000, ms % 1000);
+    return std::string(text);
+  };
+  int at = int(rng() % 500);
+  for (int cue = 1; at < int(seconds * 1000) - 300; ++cue) {
+    const int length = 200 + int(rng() % 800);
+    out << cue << "\n" << time(at) << " --> " << time(at + length) << "\ncue " << rng() % 1000 << "\n\n";
+    at += length + int(rng() % 900);
+  }
+  return path;
+}
+
+// testsrc2 (never flat) at a random offset, a random tone, subtitle cues,
+// keyframes every `gop` frames, B-frames on.
 inline std::string make_clip(const TempDir& dir, const ClipSettings& c, std::mt19937_64& rng) {
   const std::string path = dir.file("input." + c.container);
   const int frequency = 200 + int(rng() % 1500);
   const int offset_frames = int(rng() % 500);
   std::string filter = "trim=start_frame=" + std::to_string(offset_frames) + ",setpts=PTS-STARTPTS";
   if (!c.video_filter.empty()) filter += "," + c.video_filter;
+  const std::string subtitle_codec = c.container == "mkv" ? "srt" : c.container == "nut" ? "ass" : "mov_text";
   const CommandResult r = ffmpeg(
       "-f lavfi -i testsrc2=size=" + std::to_string(c.width) + "x" + std::to_string(c.height) + ":rate=" + c.rate +
-      " -f lavfi -i sine=frequency=" + std::to_string(frequency) + ":sample_rate=48000 -vf \"" + filter + "\" -t " +
+      " -f lavfi -i sine=frequency=" + std::to_string(frequency) + ":sample_rate=48000 -i " +
+      shell_quote(write_subtitles(dir, c.seconds, rng)) + " -map 0:v -map 1:a -map 2:s -vf \"" + filter + "\" -t " +
       std::to_string(c.seconds) + " -c:v libx264 -preset ultrafast -bf 2 -g " + std::to_string(c.gop) +
-      " -keyint_min " + std::to_string(c.gop) + " -sc_threshold 0 -pix_fmt yuv420p -c:a aac " + c.extra + " " +
-      shell_quote(path));
+      " -keyint_min " + std::to_string(c.gop) + " -sc_threshold 0 -pix_fmt yuv420p -c:a aac -c:s " +
+      subtitle_codec + " " + c.extra + " " + shell_quote(path));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return path;
 }

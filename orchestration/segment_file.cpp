@@ -17,9 +17,18 @@ SegmentFile::SegmentFile(int index, const std::string& path)
   context_ = avformat_alloc_context();
   if (!context_) throw std::bad_alloc();
   log_watch_->watch(context_);
-  int r = avformat_open_input(&context_, path.c_str(), nut, nullptr);  // frees the context on failure
+  const int r = avformat_open_input(&context_, path.c_str(), nut, nullptr);  // frees the context on failure
   if (r < 0) fail("is not a readable segment file: " + av_error_text(r));
-  r = avformat_find_stream_info(context_, nullptr);
+  try {
+    check_opened();
+  } catch (...) {
+    avformat_close_input(&context_);  // a constructor that throws gets no destructor
+    throw;
+  }
+}
+
+void SegmentFile::check_opened() {
+  const int r = avformat_find_stream_info(context_, nullptr);
   if (r < 0) fail("has unreadable stream parameters: " + av_error_text(r));
   if (context_->nb_streams != 1 || context_->streams[0]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO)
     fail(fmt::format("has {} streams; a segment holds one video stream", context_->nb_streams));

@@ -33,6 +33,7 @@ class SegmentFile {
   const std::string& name() const { return name_; }
 
  private:
+  void check_opened();
   [[noreturn]] void fail(const std::string& what) const;
 
   std::string name_;

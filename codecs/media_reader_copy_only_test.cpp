@@ -1,0 +1,73 @@
+// MediaReader without video decoding (what the concat of a plan reads its
+// input's audio and subtitles with), against ffprobe/libavformat and against
+// the decoding reader.
+#include <algorithm>
+#include <sstream>
+
+#include "codecs/codec_test_util.h"
+
+namespace sp::codec_test {
+namespace {
+
+struct VideoPacket {
+  int64_t pts = 0, duration = 0;
+};
+
+// The video packet shown last, by ffprobe.
+VideoPacket last_shown_video_packet(const std::string& file) {
+  const CommandOutput r = run("ffprobe -v error -select_streams v:0 -show_entries packet=pts,duration -of csv=p=0 " +
+                              quote(file), true);
+  VideoPacket last{INT64_MIN, 0};
+  for (const std::string& line : test::nonempty_lines(r.output)) {
+    VideoPacket p;
+    char comma = 0;
+    std::istringstream(line) >> p.pts >> comma >> p.duration;
+    if (p.pts >= last.pts) last = p;
+  }
+  return last;
+}
+
+TEST(MediaReader, WithoutVideoDecodingGivesTheCopiedPacketsAndWhereTheVideoEnds) {
+  TempDir dir;
+  const std::string clip = dir.file("vfr.mp4");
+  const int step_ms = 20 + int(seed_for("copy-only step") % 60);
+  ffmpeg(picture_source("128x96", 25, "copy-only") + " " + tone_source("copy-only") +
+         " -t 2 -vf \"setpts='(0.3+N*" + std::to_string(step_ms) + "/1000+if(gt(N,20),0.05,0))/TB'\" -fps_mode vfr"
+         " -c:v libx264 -bf 2 -pix_fmt yuv420p -c:a aac " + clip);
+
+  InputOptions options = input(clip);
+  options.decode_video = false;
+  MediaReader copy_only(options);
+  MediaReader decoding(input(clip));
+  EXPECT_EQ(av_cmp_q(copy_only.video().time_base, decoding.video().time_base), 0);
+  EXPECT_EQ(av_cmp_q(copy_only.video().frame_rate, decoding.video().frame_rate), 0);
+  EXPECT_EQ(copy_only.copy_streams().size(), decoding.copy_streams().size());
+  EXPECT_FALSE(copy_only.last_video_frame()) << "nothing read yet";
+
+  std::vector<std::string> packets;
+  MediaItem item;
+  while (copy_only.next(item)) {
+    ASSERT_EQ(item.kind, MediaItem::Kind::packet) << "no pictures without decoding";
+    packets.emplace_back(reinterpret_cast<const char*>(item.packet->data), size_t(item.packet->size));
+  }
+  EXPECT_FALSE(copy_only.data_error());
+  const std::vector<std::string> audio = packet_payloads(clip, AVMEDIA_TYPE_AUDIO);
+  ASSERT_GT(audio.size(), 10u);
+  EXPECT_EQ(packets, audio);
+
+  const VideoPacket expected = last_shown_video_packet(clip);
+  ASSERT_TRUE(copy_only.last_video_frame());
+  EXPECT_EQ(copy_only.last_video_frame()->pts, expected.pts);
+  EXPECT_EQ(copy_only.last_video_frame()->duration, expected.duration);
+
+  // As the decoding reader gives the last picture.
+  FrameTime last_decoded{INT64_MIN, 0};
+  while (decoding.next(item))
+    if (item.kind == MediaItem::Kind::video && item.frame.pts >= last_decoded.pts)
+      last_decoded = {item.frame.pts, item.frame.duration};
+  EXPECT_EQ(copy_only.last_video_frame()->pts, last_decoded.pts);
+  EXPECT_EQ(copy_only.last_video_frame()->duration, last_decoded.duration);
+}
+
+}  // namespace
+}  // namespace sp::codec_test
