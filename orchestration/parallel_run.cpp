@@ -211,8 +211,10 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     return failure;
   }
 
+  const bool was_interrupted = interrupted();
+  acknowledge_interrupt();  // the workers have stopped; joining what they finished must not stop too
   ConcatOptions concat;
-  concat.finished_prefix_only = interrupted();
+  concat.finished_prefix_only = was_interrupted;
   const ConcatResult joined = concat_segments(m, concat);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
 
@@ -231,13 +233,13 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
                                   {"frames", {{"out", joined.frames}}},
                                   {"wall_seconds", wall},
                                   {"fps", wall > 0 ? joined.frames / wall : 0},
-                                  {"result", interrupted() ? "interrupted" : "ok"},
+                                  {"result", was_interrupted ? "interrupted" : "ok"},
                                   {"segments", segments}};
     std::ofstream out(o.stats_json_path);
     out << stats.dump(2) << "\n";
     if (!out) log_error("{}: cannot write stats", o.stats_json_path);
   }
-  if (interrupted()) {
+  if (was_interrupted) {
     log_warning("interrupted: {} frames of the finished segments were joined into {}", joined.frames, joined.output);
     return int(ExitCode::interrupted);
   }

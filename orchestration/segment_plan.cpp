@@ -60,6 +60,10 @@ OutputPlan check_output(const ManifestOutput& o) {
   if (plan.to_pipe || !plan.is_file || plan.image_sequence || plan.single_image || (plan.format->flags & AVFMT_NOTIMESTAMPS))
     throw Error(ExitCode::usage, o.path + ": segment-parallel runs write a video file (mp4, mkv, mov, webm, nut, ...), "
                                           "not a pipe or images");
+  if (container_keeps_constant_rate(plan.format))
+    throw Error(ExitCode::usage, o.path + ": " + plan.format->name +
+                                     " keeps a constant frame rate, which copied segments cannot be fitted to; "
+                                     "use mp4, mkv, mov, webm or nut, or run without --jobs");
   return plan;
 }
 
@@ -89,8 +93,8 @@ Manifest make_plan(const PlanRequest& r) {
     throw Error(ExitCode::usage, "plan: give --segments N or --segment-seconds S");
   Manifest m;
   m.output = r.output;
+  const OutputPlan output = check_output(m.output);  // "-" is stdout, not a file named so
   m.output.path = fs::absolute(r.output.path).lexically_normal().string();
-  const OutputPlan output = check_output(m.output);
   // Segments go through another container: pin the codec the output's own would choose.
   if (m.output.codec.empty()) m.output.codec = output.encoder->name;
   if (!parse_hwdec(r.hwdec)) throw Error(ExitCode::usage, "--hwdec: '" + r.hwdec + "' is not one of auto, nvdec, none");

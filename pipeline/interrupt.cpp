@@ -24,5 +24,6 @@ void install_interrupt_handlers() {
 
 bool interrupted() { return g_interrupted.load(std::memory_order_relaxed); }
 void request_interrupt() { g_interrupted.store(true); }
+void acknowledge_interrupt() { g_interrupted.store(false); }
 
 }  // namespace sp

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <random>
 
+#include <csignal>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/e2e_util.h"
@@ -46,6 +48,17 @@ void expect_same_times(const std::vector<double>& a, const std::vector<double>& 
   for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4) << what << ": frame " << i;
 }
 
+// Matroska moves every stream later when a copied AAC priming packet starts
+// before zero (a single run does the same), so against the input only the
+// frame times relative to the first frame are the same.
+void expect_same_spacing(std::vector<double> a, std::vector<double> b, const std::string& what) {
+  ASSERT_FALSE(a.empty() || b.empty()) << what;
+  const double a0 = a.front(), b0 = b.front();
+  for (double& t : a) t -= a0;
+  for (double& t : b) t -= b0;
+  expect_same_times(a, b, what);
+}
+
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in, nullptr, false);
@@ -74,7 +87,8 @@ TEST(SegmentsE2E, JobsRunEqualsSingleRunFrameForFrame) {
 
   const auto in_times = video_frame_times(clip.path);
   ASSERT_EQ(in_times.size(), size_t(std::lround(clip.seconds * 25)));
-  expect_same_times(video_frame_times(split), in_times, "split vs input");
+  expect_same_spacing(video_frame_times(split), in_times, "split vs input");
+  expect_same_times(video_frame_times(split), video_frame_times(single), "split vs single run");
   EXPECT_EQ(audio_packet_hashes(split), audio_packet_hashes(single)) << "audio packets differ from the single run";
   EXPECT_EQ(audio_packet_hashes(split).size(), audio_packet_hashes(clip.path).size());
   EXPECT_EQ(video_md5s(split), video_md5s(single)) << "decoded pictures differ from the single run";
@@ -100,7 +114,7 @@ TEST(SegmentsE2E, VariableFrameRateClipWithAudioKeepsEveryTimestamp) {
   r = stylepipe(run_parallel_cmd(example_config(), in, split, "--preset fast --jobs 3 --segments 4"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto in_times = video_frame_times(in);
-  ASSERT_GT(in_times.size(), 100u);
+  ASSERT_GT(in_times.size(), 60u);
   ASSERT_GT(in_times.front(), 2.4) << "the input should start late";
   expect_same_times(video_frame_times(single), in_times, "single vs input");
   expect_same_times(video_frame_times(split), in_times, "split vs input");
@@ -122,13 +136,12 @@ TEST(SegmentsE2E, KilledWorkerIsNamedByConcatAndRerunningItCompletes) {
     r = stylepipe("run --manifest " + manifest + " --index " + std::to_string(i));
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
-  // Segment 1 dies with SIGKILL once frames flow: no chance to clean up.
-  const std::string log = dir.file("progress.ndjson");
-  r = run_command(shell_quote(stylepipe_binary()) + " run --manifest " + manifest +
-                  " --index 1 --preset veryslow --progress json 2> " + log +
-                  " & pid=$!; for i in $(seq 1 600); do grep -q '\"frame\":[1-9]' " + log +
-                  " && break; sleep 0.02; done; kill -KILL $pid; wait $pid");
-  EXPECT_EQ(r.exit_code, 137) << r.output;
+  // Segment 1 dies mid-write, as abruptly as under SIGKILL: the file size
+  // limit's SIGXFSZ ends it at its first 8 KiB, with no chance to clean up.
+  r = run_command("(ulimit -f 8; exec " + shell_quote(stylepipe_binary()) + " run --manifest " + manifest +
+                  " --index 1 --progress none)");
+  EXPECT_EQ(r.exit_code, 128 + SIGXFSZ) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(work + "/segment_0001.nut.partial"));
   EXPECT_FALSE(std::filesystem::exists(work + "/segment_0001.nut")) << "a killed worker must leave nothing finished";
 
   r = run_command(shell_quote(stylepipe_binary()) + " concat " + manifest);
@@ -145,7 +158,7 @@ TEST(SegmentsE2E, KilledWorkerIsNamedByConcatAndRerunningItCompletes) {
   EXPECT_NE(r.output.find("already done"), std::string::npos) << r.output;
   r = run_command(shell_quote(stylepipe_binary()) + " concat " + manifest);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  expect_same_times(video_frame_times(out), video_frame_times(clip.path), "joined vs input");
+  expect_same_spacing(video_frame_times(out), video_frame_times(clip.path), "joined vs input");
 }
 
 TEST(SegmentsE2E, ChangedInputIsRefused) {
@@ -163,28 +176,29 @@ TEST(SegmentsE2E, ChangedInputIsRefused) {
   EXPECT_NE(r.output.find(clip.path), std::string::npos) << r.output;
 }
 
-// Mean absolute difference of consecutive frames, in gray levels.
-std::vector<double> frame_changes(const TempDir& dir, const std::string& video, int width, int height) {
+using GrayFrames = std::vector<std::vector<uint8_t>>;
+
+GrayFrames gray_frames(const TempDir& dir, const std::string& video, int width, int height) {
   const std::string raw = dir.file("frames.gray");
   const CommandResult r = ffmpeg("-i " + shell_quote(video) + " -f rawvideo -pix_fmt gray " + shell_quote(raw));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(raw, std::ios::binary);
-  const size_t frame = size_t(width) * height;
-  std::vector<uint8_t> previous(frame), current(frame);
-  std::vector<double> changes;
-  for (bool first = true; in.read(reinterpret_cast<char*>(current.data()), std::streamsize(frame)); first = false) {
-    if (!first) {
-      double sum = 0;
-      for (size_t i = 0; i < frame; ++i) sum += std::abs(int(current[i]) - int(previous[i]));
-      changes.push_back(sum / double(frame));
-    }
-    std::swap(previous, current);
-  }
-  return changes;
+  GrayFrames frames;
+  for (std::vector<uint8_t> f(size_t(width) * height); in.read(reinterpret_cast<char*>(f.data()), std::streamsize(f.size()));)
+    frames.push_back(f);
+  return frames;
+}
+
+// Mean absolute difference of two pictures, in gray levels.
+double mean_difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i) sum += std::abs(int(a[i]) - int(b[i]));
+  return sum / double(a.size());
 }
 
 // Pencil's smoothed tone histogram carries over frames: each segment warms it
-// up on the frames before its start, so a seam is no jump.
+// up on the frames before its start, so its frames are the single run's, and a
+// seam changes no more than the same frame step does in the single run.
 TEST(SegmentsE2E, TemporalSeamIsNoLargerThanChangesWithinSegments) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
@@ -194,29 +208,40 @@ TEST(SegmentsE2E, TemporalSeamIsNoLargerThanChangesWithinSegments) {
                            std::to_string(0.5 + (rng() % 100) / 100.0) + ")':eval=frame\" -c:v libx264 -g 20 "
                            "-pix_fmt yuv420p " + in);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string out = dir.file("out.mkv"), work = dir.file("work");
+  const std::string out = dir.file("out.mkv"), single = dir.file("single.mkv"), work = dir.file("work");
+  r = stylepipe(run_parallel_cmd(pencil_config(), in, single, "--codec ffv1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   r = stylepipe(run_parallel_cmd(pencil_config(), in, out, "--codec ffv1 --jobs 2 --segments 4 --keep-segments --workdir " + work));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json manifest = read_json(work + "/manifest.json");
   ASSERT_GT(manifest["warmup_frames"].get<int>(), 10) << "temporal_smoothing 0.8 needs a warm-up";
-  const auto changes = frame_changes(dir, out, 128, 96);
-  ASSERT_EQ(changes.size(), 199u);
+  const GrayFrames split_frames = gray_frames(dir, out, 128, 96), single_frames = gray_frames(dir, single, 128, 96);
+  ASSERT_EQ(split_frames.size(), 200u);
+  ASSERT_EQ(single_frames.size(), 200u);
   const auto times = video_frame_times(out);
-  std::vector<double> seams, within;
-  for (size_t i = 0; i < changes.size(); ++i) {
+  const double tb = manifest["input"]["time_base"][0].get<double>() / manifest["input"]["time_base"][1].get<double>();
+  double worst_seam_excess = -1e9, largest_deviation = 0, seam_sum = 0, within_sum = 0;
+  int seams = 0;
+  for (size_t i = 1; i < split_frames.size(); ++i) {
+    largest_deviation = std::max(largest_deviation, mean_difference(split_frames[i], single_frames[i]));
     bool at_seam = false;
-    const double tb = manifest["input"]["time_base"][0].get<double>() / manifest["input"]["time_base"][1].get<double>();
     for (const auto& s : manifest["segments"])
-      if (!s["begin_pts"].is_null() && std::abs(times[i + 1] - s["begin_pts"].get<double>() * tb) < 1e-4) at_seam = true;
-    (at_seam ? seams : within).push_back(changes[i]);
+      if (!s["begin_pts"].is_null() && std::abs(times[i] - s["begin_pts"].get<double>() * tb) < 1e-4) at_seam = true;
+    const double change = mean_difference(split_frames[i], split_frames[i - 1]);
+    if (!at_seam) {
+      within_sum += change;
+      continue;
+    }
+    ++seams;
+    seam_sum += change;
+    worst_seam_excess = std::max(worst_seam_excess, change - mean_difference(single_frames[i], single_frames[i - 1]));
   }
-  ASSERT_EQ(seams.size(), manifest["segments"].size() - 1);
-  std::sort(within.begin(), within.end());
-  const double within_max = within.back();
-  for (double s : seams) EXPECT_LE(s, within_max) << "a seam changes more than any frame within a segment";
-  std::printf("seam change %.3f..%.3f gray levels, within segments median %.3f max %.3f\n",
-              *std::min_element(seams.begin(), seams.end()), *std::max_element(seams.begin(), seams.end()),
-              within[within.size() / 2], within_max);
+  ASSERT_EQ(seams, int(manifest["segments"].size()) - 1);
+  std::printf("seams: mean change %.3f gray levels (the single run's steps there differ by at most %+.3f); "
+              "within segments: mean %.3f; largest deviation from the single run %.3f\n",
+              seam_sum / seams, worst_seam_excess, within_sum / (split_frames.size() - 1 - seams), largest_deviation);
+  EXPECT_LT(worst_seam_excess, 0.25) << "a seam changes more than the single run's step at the same frame";
+  EXPECT_LT(largest_deviation, 0.25) << "warmed-up segments should give the single run's frames";
 }
 
 TEST(SegmentsE2E, InterruptedJobsRunLeavesPlayableOutput) {
