@@ -207,6 +207,8 @@ TEST(SegmentsE2E, TemporalSeamIsNoLargerThanChangesWithinSegments) {
   CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=128x96:rate=25:duration=8 -vf \"eq=brightness='0.2*sin(t*" +
                            std::to_string(0.5 + (rng() % 100) / 100.0) + ")':eval=frame\" -c:v libx264 -g 20 "
                            "-pix_fmt yuv420p " + in);
+  if (r.exit_code != 0 && r.output.find("No such filter: 'eq'") != std::string::npos)
+    GTEST_SKIP() << "this FFmpeg has no eq filter to make the drifting clip (the GPU machine's static kit)";
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string out = dir.file("out.mkv"), single = dir.file("single.mkv"), work = dir.file("work");
   r = stylepipe(run_parallel_cmd(pencil_config(), in, single, "--codec ffv1"));
