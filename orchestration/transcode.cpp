@@ -54,7 +54,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
     return backend;
   });
   InputOptions input = options.input;
-  input.frames_held = options.effective_queue_depth() + options.frames_in_flight + 2 + options.lead_in_frames;
+  input.frames_held = options.effective_queue_depth() + options.frames_in_flight + 2;
   if (input.window) input.window->lead_in = options.lead_in_frames > 0;
   input.hardware_gate = [&device] { return hardware_decoding_refusal(device); };
   std::optional<MediaReader> opened;

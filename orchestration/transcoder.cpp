@@ -191,8 +191,14 @@ void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
 }
 
 // Only the last lead_in_frames warm-up pictures are worth processing; the
-// older ones are released as newer ones come.
-void Transcoder::hold_lead_in(ReadItem item) {
+// older ones are released as newer ones come. NVDEC pictures are not held:
+// its surfaces are a fixed pool of at most 32, so they go through the chain
+// at once (a GOP more of stage work, a fraction of a millisecond a frame).
+void Transcoder::hold_lead_in(ReadItem item, MediaReader& reader) {
+  if (item.media.frame.view().on_device) {
+    submit_video(item, reader);
+    return;
+  }
   lead_in_.push_back(std::move(item));
   if (int(lead_in_.size()) > options_.lead_in_frames) lead_in_.pop_front();
 }
@@ -222,7 +228,7 @@ void Transcoder::process_loop(MediaReader& reader) {
   while (auto item = read_queue_.pop()) {
     if (failure_.failed()) continue;
     if (item->media.kind == MediaItem::Kind::video && item->media.frame.lead_in) {
-      hold_lead_in(std::move(*item));
+      hold_lead_in(std::move(*item), reader);
       continue;
     }
     if (item->media.kind == MediaItem::Kind::video) {

@@ -79,7 +79,7 @@ class Transcoder {
   void start_video(const DecodedFrame& frame, MediaReader& reader);
   void build_engine(Size input, PixelFormat format, ColorSpec color);
   void submit(MediaItem& item, Clock::time_point read_at);
-  void hold_lead_in(ReadItem item);
+  void hold_lead_in(ReadItem item, MediaReader& reader);
   void submit_lead_in(MediaReader& reader);
   void submit_video(ReadItem& item, MediaReader& reader);
   void flush_ready(bool wait_all);
