@@ -40,6 +40,9 @@ void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, b
       ->check(CLI::IsMember({"auto", "nvenc", "software"}));
   run.add_option("--hwdec", a.hwdec, "Hardware decoding: auto (NVDEC where it can), nvdec (or fail), none")
       ->check(CLI::IsMember({"auto", "nvdec", "none"}));
+  run.add_option("--threads", a.threads,
+                 "Threads of the software decoder and of the encoder (default: one per core; --jobs gives each worker its share)")
+      ->check(CLI::Range(1, 1024));
   run.add_flag("--low-latency", a.low_latency, "Live input: queue depth 1, no lookahead, flush every frame");
   run.add_option("--drop-policy", a.drop_policy, "When the consumer is slower: block|drop-oldest")
       ->check(CLI::IsMember({"block", "drop-oldest"}));
@@ -108,6 +111,7 @@ TranscodeOptions transcode_options(const RunArguments& a, const Config& config) 
   o.input.max_frames = a.frames;
   o.input.low_latency = a.low_latency;
   o.input.hwdec = *parse_hwdec(a.hwdec);
+  o.input.threads = a.threads.value_or(0);
 
   o.output.url = a.output;
   o.output.format = !a.output_format.empty() ? a.output_format : config.output.format.value_or("");
@@ -118,6 +122,7 @@ TranscodeOptions transcode_options(const RunArguments& a, const Config& config) 
   o.output.overwrite = a.overwrite;
   o.output.low_latency = a.low_latency;
   o.output.encoder = *parse_encoder_choice(a.encoder);
+  o.output.threads = a.threads.value_or(0);
 
   o.backend = a.backend;
   o.frames_in_flight = a.frames_in_flight.value_or(config.settings.frames_in_flight);

@@ -26,6 +26,7 @@ struct RunArguments {
   std::string stats_json, progress = "auto";
   bool quiet = false;
   std::optional<int> frames_in_flight, queue_depth;
+  std::optional<int> threads;
   bool low_latency = false;
   std::string drop_policy = "block";
   // Segment-parallel runs

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <thread>
 
 #include "orchestration/concat.h"
 #include "orchestration/parallel_run.h"
@@ -59,6 +62,7 @@ WorkerOverrides worker_overrides(const RunArguments& a) {
   if (a.encoder != "auto") o.encoder = a.encoder;
   o.frames_in_flight = a.frames_in_flight;
   o.queue_depth = a.queue_depth;
+  o.threads = a.threads;
   ProgressMode mode = ProgressMode::automatic;
   parse_progress_mode(a.progress, &mode);
   o.progress = a.quiet ? ProgressMode::none : mode;
@@ -128,12 +132,17 @@ int cmd_run_parallel(const RunArguments& a, const std::string& log_level) {
     if (a.backend == "cpu") throw Error(ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
     o.devices = parse_device_list(a.devices, cuda_device_count());
   }
+  const auto planning = std::chrono::steady_clock::now();
   Manifest m = make_plan(plan_request(a, a.jobs));
   save_plan(m);
+  o.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
   log_info("{} segments ({} warm-up frames each) in {}, {} at a time", m.segments.size(), m.warmup_frames, m.workdir,
            a.jobs);
   if (a.frames_in_flight) o.worker_flags.insert(o.worker_flags.end(), {"--frames-in-flight", std::to_string(*a.frames_in_flight)});
   if (a.queue_depth) o.worker_flags.insert(o.worker_flags.end(), {"--queue-depth", std::to_string(*a.queue_depth)});
+  // N encoders each taking every core would fight over them: each gets its share.
+  const int threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / a.jobs))));
+  o.worker_flags.insert(o.worker_flags.end(), {"--threads", std::to_string(threads)});
   o.worker_flags.insert(o.worker_flags.end(), {"--log-level", a.quiet ? "error" : log_level});
   ProgressMode mode = ProgressMode::automatic;
   parse_progress_mode(a.progress, &mode);

@@ -229,7 +229,7 @@ void MediaReader::open_decoder() {
   int r = avcodec_parameters_to_context(decoder_.get(), st->codecpar);
   if (r < 0) throw Error(ExitCode::data_error, name_ + ": bad video stream parameters: " + av_error_text(r));
   decoder_->pkt_timebase = st->time_base;
-  decoder_->thread_count = 0;  // one per core
+  decoder_->thread_count = options_.threads;  // 0: one per core
   // Frame threads each hold a frame back; a live source wants none held.
   decoder_->thread_type = options_.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
   if (options_.low_latency) decoder_->flags |= AV_CODEC_FLAG_LOW_DELAY;

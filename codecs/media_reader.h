@@ -44,6 +44,7 @@ struct InputOptions {
   double duration_seconds = -1;  // --duration, < 0 = all
   int64_t max_frames = -1;       // --frames, < 0 = all
   bool low_latency = false;      // live pipes: tiny probe, no decoder delay (slice threads only)
+  int threads = 0;               // software decoder threads; 0: one per core
   HwDecode hwdec = HwDecode::none;
   // Decoded pictures the caller holds at once (queue + frames in flight).
   // NVDEC surfaces are a fixed pool: each held picture keeps one.

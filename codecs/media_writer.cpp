@@ -186,7 +186,7 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
   c->framerate = rate;
   if (output_size_ == input.size && input.sample_aspect_ratio.num > 0) c->sample_aspect_ratio = input.sample_aspect_ratio;
   tag_colors(c, encoder_format_, encoder_color_, input, encoded_size_.height);
-  c->thread_count = 0;
+  c->thread_count = options_.threads;
   if (f->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 
   AVDictionary* opts = nullptr;

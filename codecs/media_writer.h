@@ -35,6 +35,7 @@ struct OutputOptions {
   std::string pixel_format;  // optional override: one of sp's PixelFormat names
   bool overwrite = false;
   bool low_latency = false;  // x264 zerolatency, no B-frames, flush each packet
+  int threads = 0;           // encoder threads; 0: the encoder's own choice (x264: 1.5 per core)
   EncoderChoice encoder = EncoderChoice::software;
   bool gpu_in_use = false;  // the CUDA backend runs: NVENC may join its context
   std::vector<std::pair<std::string, std::string>> metadata_tags;  // set on the container, after the input's

@@ -211,12 +211,14 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     return failure;
   }
 
+  const double workers_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const bool was_interrupted = interrupted();
   acknowledge_interrupt();  // the workers have stopped; joining what they finished must not stop too
   ConcatOptions concat;
   concat.finished_prefix_only = was_interrupted;
   const ConcatResult joined = concat_segments(m, concat);
-  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double wall = o.plan_seconds + std::chrono::duration<double>(Clock::now() - t0).count();
+  const double concat_seconds = wall - o.plan_seconds - workers_seconds;
 
   if (!o.stats_json_path.empty()) {
     nlohmann::json segments = nlohmann::json::array();
@@ -232,6 +234,8 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
                                   {"devices", o.devices},
                                   {"frames", {{"out", joined.frames}}},
                                   {"wall_seconds", wall},
+                                  {"phases_seconds",
+                                   {{"plan", o.plan_seconds}, {"workers", workers_seconds}, {"concat", concat_seconds}}},
                                   {"fps", wall > 0 ? joined.frames / wall : 0},
                                   {"result", was_interrupted ? "interrupted" : "ok"},
                                   {"segments", segments}};
@@ -243,8 +247,9 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     log_warning("interrupted: {} frames of the finished segments were joined into {}", joined.frames, joined.output);
     return int(ExitCode::interrupted);
   }
-  log_info("{} segments, {} frames in {:.2f} s ({:.1f} fps) -> {}", joined.segments, joined.frames, wall,
-           joined.frames / wall, joined.output);
+  log_info("{} segments, {} frames in {:.2f} s ({:.1f} fps; plan {:.2f} s, workers {:.2f} s, concat {:.2f} s) -> {}",
+           joined.segments, joined.frames, wall, joined.frames / wall, o.plan_seconds, workers_seconds, concat_seconds,
+           joined.output);
   if (!o.keep_segments) {
     std::error_code ec;
     fs::remove_all(m.workdir, ec);

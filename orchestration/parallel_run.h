@@ -22,6 +22,7 @@ struct ParallelRunOptions {
   ProgressMode progress = ProgressMode::automatic;
   std::string stats_json_path;
   bool keep_segments = false;  // the work directory stays after a successful concat
+  double plan_seconds = 0;     // for the stats: the planning before this call
 };
 
 // Runs every segment of a saved plan that is not finished yet, then joins

@@ -67,12 +67,13 @@ OutputPlan check_output(const ManifestOutput& o) {
   return plan;
 }
 
-// A multiple of the workers, so that none idles at the end; up to three
-// rounds where segments stay >= 10 s (each pays a start-up and a warm-up).
+// One segment per worker, so that none idles at the end and each start-up
+// (CUDA context, encoder, warm-up) is paid once; long inputs get more rounds
+// of segments up to about 5 minutes, so a failed one costs little to redo.
 int default_segments(const KeyframeScan& scan, int jobs) {
   if (jobs <= 1) return 1;
-  const int rounds = scan.duration_seconds > 0 ? int(scan.duration_seconds / (10.0 * jobs)) : 1;
-  return jobs * std::clamp(rounds, 1, 3);
+  const int rounds = scan.duration_seconds > 0 ? int(scan.duration_seconds / (300.0 * jobs)) : 1;
+  return jobs * std::clamp(rounds, 1, 64);
 }
 
 }  // namespace

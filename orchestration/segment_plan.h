@@ -39,7 +39,7 @@ std::optional<int> index_from_environment(std::string* source);
 
 struct WorkerOverrides {
   std::optional<std::string> backend, hwdec, encoder;
-  std::optional<int> frames_in_flight, queue_depth;
+  std::optional<int> frames_in_flight, queue_depth, threads;
   ProgressMode progress = ProgressMode::automatic;
   std::string stats_json_path;
   bool force = false;  // redo a finished segment

@@ -22,6 +22,8 @@ TranscodeOptions segment_options(const Manifest& m, int index, const Config& con
   t.input.window = PtsWindow{segment.seek_pts, segment.begin_pts.value_or(INT64_MIN),
                              segment.end_pts.value_or(INT64_MAX), false};
   t.input.hwdec = *parse_hwdec(o.hwdec.value_or(m.hwdec));
+  t.input.threads = o.threads.value_or(0);
+  t.output.threads = o.threads.value_or(0);
   t.lead_in_frames = segment.begin_pts ? m.warmup_frames : 0;
 
   t.output.url = m.partial_segment_path(index);
