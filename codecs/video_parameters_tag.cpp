@@ -27,6 +27,7 @@ struct Field {
 
 // Everything an encoder sets in AVCodecParameters that NUT's header leaves out.
 const Field kFields[] = {
+    SP_FIELD(format, int),  // the pixel format: known without decoding a picture
     SP_FIELD(bit_rate, int64_t),
     SP_FIELD(bits_per_coded_sample, int),
     SP_FIELD(bits_per_raw_sample, int),

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "codecs/video_parameters_tag.h"
 #include "pipeline/errors.h"
 
 namespace sp {
@@ -28,8 +29,14 @@ SegmentFile::SegmentFile(int index, const std::string& path)
 }
 
 void SegmentFile::check_opened() {
-  const int r = avformat_find_stream_info(context_, nullptr);
-  if (r < 0) fail("has unreadable stream parameters: " + av_error_text(r));
+  // A worker's tag holds what probing would decode a 1080p picture or more
+  // to learn (about 50 ms a file, twice per segment).
+  const bool tagged = context_->nb_streams == 1 &&
+                      restore_video_parameters(context_->streams[0]->metadata, context_->streams[0]->codecpar);
+  if (!tagged) {
+    const int r = avformat_find_stream_info(context_, nullptr);
+    if (r < 0) fail("has unreadable stream parameters: " + av_error_text(r));
+  }
   if (context_->nb_streams != 1 || context_->streams[0]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO)
     fail(fmt::format("has {} streams; a segment holds one video stream", context_->nb_streams));
   // The NUT muxer ends a file with an index; without it (a file cut short:

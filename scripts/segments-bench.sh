@@ -30,9 +30,22 @@ report() { awk -v n="$frames" -v t="$2" -v name="$1" 'BEGIN{printf "%-34s %6.2f 
 
 echo "clip: $clip ($frames frames, 1920x1080, $rate fps); config $config; ${codec_flags[*]}; devices ${DEVICES:-default}" \
   | tee -a "$out/segments.txt"
+# The peer, and the machine's ceiling as the issue measured it: N ffmpeg
+# processes side by side, each on the whole clip (frames/s summed).
+peer_sessions() {
+  local n=$1 i
+  for i in $(seq 1 "$n"); do
+    ffmpeg -hide_banner -loglevel error -y "${hwaccel[@]}" -i "$clip" -c:v libx264 -preset ultrafast -c:a copy \
+      "$out/segments_ffmpeg_$i.mp4" &
+  done
+  wait
+}
 if [ "$codec" = libx264 ] && [ -z "${NO_PEER:-}" ]; then
-  report "ffmpeg ${hwaccel[*]:-(software)} + libx264" \
-    "$(elapsed ffmpeg -hide_banner -y "${hwaccel[@]}" -i "$clip" -c:v libx264 -preset ultrafast -c:a copy "$out/segments_ffmpeg.mp4")"
+  for n in ${PEER_SESSIONS:-1}; do
+    t=$(elapsed peer_sessions "$n")
+    report "ffmpeg ${hwaccel[*]:-(software)} + libx264, ${n}x" "$(awk -v t="$t" -v n="$n" 'BEGIN{printf "%.3f", t/n}')"
+  done
+  rm -f "$out"/segments_ffmpeg_*.mp4
 fi
 report "stylepipe single run" \
   "$(elapsed "$bin" run "$config" -i "$clip" -o "$out/${tag}_single.$ext" -y "${codec_flags[@]}" --progress none \
