@@ -44,7 +44,8 @@ void Transcoder::write_loop() {
         std::lock_guard lock(stats_mutex_);
         stats_.latency_ms.add(latency);
         stats_.add_frame(item->frame->timings);
-        ++frames_written_;
+        if (frames_written_++ == 0)
+          stats_.first_frame_seconds = std::chrono::duration<double>(Clock::now() - process_start_time()).count();
         stats_.frames_out = frames_written_;
         media_seconds_ = item->pts * av_q2d(time_base_);
         progress_->update(frames_written_, media_seconds_);

@@ -6,6 +6,13 @@
 
 namespace sp {
 
+namespace {
+const std::chrono::steady_clock::time_point g_process_start = std::chrono::steady_clock::now();
+}
+
+std::chrono::steady_clock::time_point process_start_time() { return g_process_start; }
+
+
 double Samples::percentile(double p) const {
   if (values_.empty()) return 0;
   std::vector<double> sorted = values_;
@@ -58,6 +65,7 @@ nlohmann::json RunStats::to_json() const {
       {"frames", {{"in", frames_in}, {"out", frames_out}, {"dropped", frames_dropped},
                  {"lead_in", frames_lead_in}, {"on_cpu_at_startup", frames_on_cpu_at_startup}}},
       {"wall_seconds", wall_seconds},
+      {"first_frame_seconds", first_frame_seconds},
       {"fps", fps},
       {"stages", stage_list},
       {"steps_ms",

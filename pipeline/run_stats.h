@@ -1,6 +1,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -38,6 +39,9 @@ struct StageStats {
   std::map<std::string, Samples> counters;
 };
 
+// When this process started (its static initialization), for start-up times.
+std::chrono::steady_clock::time_point process_start_time();
+
 struct RunStats {
   Choice backend, decoder, encoder;
   std::string input, output;
@@ -45,6 +49,7 @@ struct RunStats {
   int64_t frames_lead_in = 0;  // a segment's warm-up frames: processed, not written
   int64_t frames_on_cpu_at_startup = 0;  // processed on the CPU while the GPU started
   double wall_seconds = 0;
+  double first_frame_seconds = -1;  // from the process's start to the first frame written
   std::vector<StageStats> stages;
   Samples upload_ms, convert_in_ms, convert_out_ms, download_ms;
   Samples latency_ms;  // frame fully read -> frame fully written

@@ -18,6 +18,8 @@ codec=${CODEC:-libx264}
 tag=${TAG:-$(basename "$config" .yaml)_$codec}
 ext=mp4; [ "$codec" = libx264 ] || ext=mkv
 codec_flags=(--codec "$codec"); [ "$codec" = libx264 ] && codec_flags+=(--preset ultrafast)
+read -r -a extra_flags <<<"${SP_FLAGS:-}"
+codec_flags+=("${extra_flags[@]}")
 seconds=${CLIP_SECONDS:-60}
 rate=${CLIP_RATE:-60}
 clip="$out/segments_in_${seconds}s.mp4"
@@ -64,6 +66,10 @@ for seg in s["segments"]:
     d = per[seg.get("device", "default")]
     d[0] += st.get("frames", {}).get("out", 0)
     d[1] = max(d[1], st.get("pool", {}).get("high_water_bytes", 0))
+starts = sorted(seg["stats"].get("first_frame_seconds", -1) for seg in s["segments"] if seg.get("stats"))
+phases = s.get("phases_seconds", {})
+print(f"    phases: plan {phases.get('plan', 0):.2f} s, workers {phases.get('workers', 0):.2f} s, concat {phases.get('concat', 0):.2f} s; "
+      f"worker start -> first frame: median {starts[len(starts) // 2]:.2f} s, max {starts[-1]:.2f} s")
 print("    " + "; ".join(f"device {k}: {v[0]} frames ({v[0] / s['wall_seconds']:.0f} fps), pool high-water {v[1] / 2**20:.0f} MiB per worker"
                          for k, v in sorted(per.items(), key=lambda kv: str(kv[0]))))
 PY
