@@ -49,7 +49,7 @@ if [ "$codec" = libx264 ] && [ -z "${NO_PEER:-}" ]; then
   done
   rm -f "$out"/segments_ffmpeg_*.mp4
 fi
-report "stylepipe single run" \
+[ -n "${SKIP_SINGLE:-}" ] || report "stylepipe single run" \
   "$(elapsed "$bin" run "$config" -i "$clip" -o "$out/${tag}_single.$ext" -y "${codec_flags[@]}" --progress none \
      --stats-json "$out/${tag}_single.json")"
 for jobs in ${JOBS:-1 2 4 8}; do
