@@ -48,6 +48,13 @@ CommandResult stylepipe(const std::string& args) {
   return run_command(shell_quote(stylepipe_binary()) + " " + args + " --progress none");
 }
 
+CommandResult stylepipe_interrupted_once_frames_flow(const std::string& args, const std::string& progress_log,
+                                                      double settle_seconds) {
+  return run_command(shell_quote(stylepipe_binary()) + " " + args + " 2> " + shell_quote(progress_log) +
+                     " & pid=$!; for i in $(seq 1 600); do grep -q '\"frame\":[1-9]' " + shell_quote(progress_log) +
+                     " && break; sleep 0.05; done; sleep " + std::to_string(settle_seconds) + "; kill -INT $pid; wait $pid");
+}
+
 std::string video_md5s(const std::string& file) {
   return run_command("ffmpeg -v error -i " + shell_quote(file) + " -map 0:v -f framemd5 -").output;
 }

@@ -32,6 +32,11 @@ std::string identity_config();  // configs/identity.yaml: the conversion-only ch
 
 // The stylepipe binary with `args` and no progress output.
 CommandResult stylepipe(const std::string& args);
+// Runs stylepipe with `args` (which must ask for `--progress json`), sends it
+// SIGINT once its progress shows frames flowing plus `settle_seconds` (a
+// fixed delay alone races the start-up on a busy machine), and waits for it.
+CommandResult stylepipe_interrupted_once_frames_flow(const std::string& args, const std::string& progress_log,
+                                                      double settle_seconds = 0);
 
 // ffprobe helpers: per-frame presentation times of the first video stream,
 // and md5 of every packet of the audio streams (framemd5, stream copy).

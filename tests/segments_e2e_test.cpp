@@ -64,6 +64,15 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in, nullptr, false);
 }
 
+// `stylepipe plan` of the example chain into `work`; returns its manifest's path.
+std::string plan(const Clip& clip, const std::string& out, const std::string& work, int segments) {
+  const CommandResult r = stylepipe("plan " + example_config() + " -i " + clip.path + " -o " + out +
+                                    " --backend cpu --segments " + std::to_string(segments) + " --workdir " + work);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("segments: " + std::to_string(segments)), std::string::npos) << r.output;
+  return work + "/manifest.json";
+}
+
 std::string run_parallel_cmd(const std::string& config, const std::string& in, const std::string& out,
                              const std::string& flags) {
   return "run " + config + " -i " + shell_quote(in) + " -o " + shell_quote(out) + " --backend cpu " + flags;
@@ -127,11 +136,8 @@ TEST(SegmentsE2E, KilledWorkerIsNamedByConcatAndRerunningItCompletes) {
   TempDir dir;
   const Clip clip = make_clip(dir, "in.mp4", rng);
   const std::string out = dir.file("out.mkv"), work = dir.file("work");
-  CommandResult r = stylepipe("plan " + example_config() + " -i " + clip.path + " -o " + out +
-                              " --backend cpu --segments 3 --workdir " + work);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  ASSERT_NE(r.output.find("segments: 3"), std::string::npos) << r.output;
-  const std::string manifest = work + "/manifest.json";
+  const std::string manifest = plan(clip, out, work, 3);
+  CommandResult r;
   for (int i : {0, 2}) {
     r = stylepipe("run --manifest " + manifest + " --index " + std::to_string(i));
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -166,11 +172,9 @@ TEST(SegmentsE2E, ChangedInputIsRefused) {
   TempDir dir;
   const Clip clip = make_clip(dir, "in.mkv", rng);
   const std::string out = dir.file("out.mkv"), work = dir.file("work");
-  CommandResult r = stylepipe("plan " + example_config() + " -i " + clip.path + " -o " + out +
-                              " --backend cpu --segments 2 --workdir " + work);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string manifest = plan(clip, out, work, 2);
   make_clip(dir, "in.mkv", rng);  // another clip in its place
-  r = stylepipe("run --manifest " + work + "/manifest.json --index 0");
+  const CommandResult r = stylepipe("run --manifest " + manifest + " --index 0");
   EXPECT_EQ(r.exit_code, 65) << r.output;
   EXPECT_NE(r.output.find("changed since the plan"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(clip.path), std::string::npos) << r.output;
@@ -252,11 +256,11 @@ TEST(SegmentsE2E, InterruptedJobsRunLeavesPlayableOutput) {
   const std::string in = dir.file("long.mkv");
   CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=320x240:rate=25:duration=40 -c:v libx264 -preset ultrafast -g 25 " + in);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string out = dir.file("out.mp4"), log = dir.file("progress.ndjson");
-  r = run_command(shell_quote(stylepipe_binary()) + " " + run_parallel_cmd(example_config(), in, out,
-                  "--preset veryslow --jobs 2 --segments 8 --progress json") + " 2> " + log +
-                  " & pid=$!; for i in $(seq 1 600); do grep -q '\"frame\":[1-9]' " + log +
-                  " && break; sleep 0.05; done; sleep 1; kill -INT $pid; wait $pid");
+  const std::string out = dir.file("out.mp4");
+  // A second after frames flow, so that some segments are finished and some not.
+  r = stylepipe_interrupted_once_frames_flow(
+      run_parallel_cmd(example_config(), in, out, "--preset veryslow --jobs 2 --segments 8 --progress json"),
+      dir.file("progress.ndjson"), 1.0);
   EXPECT_EQ(r.exit_code, 130) << r.output;
   const int frames = decoded_video_frames(out);
   EXPECT_GT(frames, 0) << "an interrupted run must leave what was finished, playable";

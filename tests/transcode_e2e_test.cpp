@@ -139,12 +139,9 @@ TEST(TranscodeE2E, InterruptLeavesPlayableOutput) {
   TempDir dir;
   const std::string in = make_clip(dir, "long.mkv", "320x240", 40.0, "libx264", "-preset ultrafast");
   const std::string out = dir.file("out.mp4");
-  // SIGINT once frames are flowing (a fixed delay races the start-up on a busy machine).
-  const std::string log = dir.file("progress.ndjson");
-  const CommandResult r = run_command(
-      shell_quote(stylepipe_binary()) + " run " + identity_config() + " -i " + in + " -o " + out +
-      " --preset veryslow --progress json 2> " + log + " & pid=$!; for i in $(seq 1 600); do grep -q '\"frame\":[1-9]' " +
-      log + " && break; sleep 0.05; done; kill -INT $pid; wait $pid");
+  const CommandResult r = stylepipe_interrupted_once_frames_flow(
+      "run " + identity_config() + " -i " + in + " -o " + out + " --preset veryslow --progress json",
+      dir.file("progress.ndjson"));
   EXPECT_EQ(r.exit_code, 130) << r.output;
   const int frames = decoded_video_frames(out);
   EXPECT_GT(frames, 0) << "interrupted output must play";
