@@ -1,5 +1,6 @@
 #include "orchestration/transcode.h"
 
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <optional>
@@ -44,7 +45,20 @@ static std::optional<std::string> hardware_decoding_refusal(std::future<Choice>&
   return "the CPU backend is in use" + (backend.reason.empty() ? "" : " (" + backend.reason + ")");
 }
 
+// The same file under another name (./x, a symbolic or a hard link) is the
+// same device and inode: writing it would destroy the input as it is read.
+static void refuse_output_that_is_the_input(const TranscodeOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string& in = options.input.url;
+  const std::string& out = options.output.url;
+  if (in == "-" || out == "-" || !fs::exists(out, ec) || !fs::exists(in, ec)) return;
+  if (fs::equivalent(in, out, ec))
+    throw Error(ExitCode::usage, out + ": the output is the input file (" + in + "); write elsewhere");
+}
+
 int run_transcode(const TranscodeOptions& options, RunStats& stats) {
+  refuse_output_that_is_the_input(options);
   MediaWriter::preflight(options.output);
   // Device start-up (driver and context) overlaps with probing the input.
   std::future<Choice> device = std::async(std::launch::async, [&] {

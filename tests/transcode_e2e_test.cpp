@@ -148,6 +148,23 @@ TEST(TranscodeE2E, InterruptLeavesPlayableOutput) {
   EXPECT_LT(frames, 1000);
 }
 
+// FFmpeg refuses to overwrite its input; so do we, however the path is spelled.
+TEST(TranscodeE2E, OutputThatIsTheInputIsRefusedBeforeAnythingIsWritten) {
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mp4", "96x64", 1.0);
+  std::filesystem::create_symlink(in, dir.file("symlink.mp4"));
+  std::filesystem::create_hard_link(in, dir.file("hardlink.mp4"));
+  const std::string before = video_md5s(in);
+  const auto size = std::filesystem::file_size(in);
+  for (const std::string& out : {in, dir.path().string() + "/./in.mp4", dir.file("symlink.mp4"), dir.file("hardlink.mp4")}) {
+    const CommandResult r = stylepipe("run " + identity_config() + " -i " + in + " -o " + out + " -y");
+    EXPECT_EQ(r.exit_code, 64) << out << ": " << r.output;
+    EXPECT_NE(r.output.find("the output is the input"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(std::filesystem::file_size(in), size);
+  EXPECT_EQ(video_md5s(in), before) << "the input was touched";
+}
+
 TEST(TranscodeE2E, PipesInAndOut) {
   TempDir dir;
   const std::string in = make_clip(dir, "in.nut", "96x64", 1.0, "ffv1");
