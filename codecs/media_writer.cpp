@@ -139,6 +139,11 @@ void MediaWriter::open_output(const std::vector<CopyStream>& copy_streams, const
   if (r < 0) fail(ExitCode::internal, "cannot copy the encoder parameters", r);
   MuxerOptions o;
   o.plan = plan_;
+  // A file appears under its name only once it plays: an existing one stays
+  // as it was until then, and a run that fails first leaves it untouched. A
+  // live recording is written where it is watched, packet by packet.
+  writes_temporary_ = plan_.is_file && !plan_.image_sequence && !options_.low_latency;
+  if (writes_temporary_) o.plan.ffmpeg_url = temporary_output_path(plan_.ffmpeg_url);
   o.name = name_;
   o.low_latency = options_.low_latency;
   o.live_pipe_bytes = 2 * plane_layout(encoder_format_, output_size_.width, output_size_.height).total_bytes();

@@ -136,6 +136,7 @@ class MediaWriter {
   void open_encoder(const VideoStreamInfo& input);
   void open_output(const std::vector<CopyStream>& copy_streams, const AVDictionary* metadata);
   void close_output_after_failure();
+  void publish_output();
   void drain_encoder();
   void write_muxed(AVPacket* packet);
   void warn(const std::string& message);
@@ -174,6 +175,7 @@ class MediaWriter {
   bool rounded_warned_ = false;
   bool extra_images_warned_ = false;
   bool finished_ = false;
+  bool writes_temporary_ = false;  // the muxer writes temporary_output_path(url); finish() renames it
   std::vector<std::string> warnings_;
   std::mutex mutex_;
   std::unique_ptr<FfmpegLogWatch> log_watch_;  // last: stops watching before the contexts go

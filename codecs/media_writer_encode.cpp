@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 
 #include "codecs/media_writer.h"
 #include "codecs/muxer.h"
@@ -253,14 +254,39 @@ void MediaWriter::finish() {
     }
   }
   if (muxer_) {
+    bool finalized = false;
     try {
       muxer_->finish();
+      finalized = true;
     } catch (...) {
       if (!first) first = std::current_exception();
+      muxer_->discard();  // nothing playable: the temporary file goes, an existing output stays
+    }
+    // Finalized after a failed flush still plays: it takes the name too.
+    if (finalized && writes_temporary_) {
+      try {
+        publish_output();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
     }
   }
   if (first) std::rethrow_exception(first);
   log_debug("{}: finished: {} pictures, {} copied packets", name_, frames_written_, packets_copied());
+}
+
+// The finished file takes the output's name; without a single picture it is
+// no result, and an existing output keeps its content.
+void MediaWriter::publish_output() {
+  const std::string temporary = temporary_output_path(plan_.ffmpeg_url);
+  std::error_code ec;
+  if (frames_written_ == 0) {
+    std::filesystem::remove(temporary, ec);
+    log_warning("{}: no picture was written; the output was left as it was", name_);
+    return;
+  }
+  std::filesystem::rename(temporary, plan_.ffmpeg_url, ec);
+  if (ec) throw Error(ExitCode::io_error, name_ + ": cannot rename " + temporary + " to it: " + ec.message());
 }
 
 std::string MediaWriter::description() const {

@@ -46,6 +46,11 @@ void Muxer::close_file() {
   video_stream_ = nullptr;
 }
 
+std::string temporary_output_path(const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.parent_path() / ("." + p.filename().string() + ".partial")).string();
+}
+
 void Muxer::discard() {
   finished_ = true;
   close_file();

@@ -22,6 +22,10 @@ extern "C" {
 
 namespace sp {
 
+// Where a file output is written until it is complete: a hidden name in the
+// same folder, so that the rename to the real name is atomic.
+std::string temporary_output_path(const std::string& path);
+
 struct MuxedVideo {
   const AVCodecParameters* codecpar = nullptr;  // copied as it is
   AVRational time_base{1, 1};   // asked of the muxer, which may choose another: see Muxer::video_stream()

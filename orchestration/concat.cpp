@@ -35,11 +35,6 @@ OutputPlan output_plan(const Manifest& m, const ConcatOptions& options) {
 }
 
 // Written beside the output, so that the rename at the end cannot cross file systems.
-std::string temporary_path(const std::string& output) {
-  const fs::path path(output);
-  return (path.parent_path() / ("." + path.filename().string() + ".partial")).string();
-}
-
 // Segment 0's video stream as a single run would have described it to the
 // muxer: what the segment's container lost comes back from its tag.
 ParametersPtr output_video_parameters(const SegmentFile& segment) {
@@ -221,7 +216,7 @@ ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& opti
 
   MuxerOptions muxer_options;
   muxer_options.plan = plan;
-  muxer_options.plan.ffmpeg_url = temporary_path(output);
+  muxer_options.plan.ffmpeg_url = temporary_output_path(output);
   muxer_options.name = output;
   const MuxedVideo video{video_parameters.get(), time_base, input.video().frame_rate,
                          video_parameters->sample_aspect_ratio};

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "codecs/muxer.h"
 #include "codecs/video_parameters_tag.h"
 #include "pipeline/errors.h"
 
@@ -190,6 +191,8 @@ std::vector<SegmentToJoin> segments_to_join(const Manifest& manifest, bool finis
       continue;
     }
     const bool partial = is_file(partial_path);
+    // A worker still writing (or killed while writing) has only the writer's hidden temporary file.
+    const bool started = partial || is_file(temporary_output_path(partial_path));
     if (finished_prefix_only) {
       if (partial) chosen.push_back({plan.index, partial_path, true});
       break;
@@ -197,7 +200,7 @@ std::vector<SegmentToJoin> segments_to_join(const Manifest& manifest, bool finis
     ++not_finished;
     if (!first_missing)
       first_missing = Error(ExitCode::no_input, fmt::format("segment {} ({}) is {}", plan.index, final_path,
-                                                            partial ? "unfinished" : "missing"));
+                                                            started ? "unfinished" : "missing"));
   }
   if (first_missing) {
     if (not_finished == 1) throw *first_missing;

@@ -147,12 +147,13 @@ TEST(SegmentsE2E, KilledWorkerIsNamedByConcatAndRerunningItCompletes) {
   r = run_command("(ulimit -f 8; exec " + shell_quote(stylepipe_binary()) + " run --manifest " + manifest +
                   " --index 1 --progress none)");
   EXPECT_EQ(r.exit_code, 128 + SIGXFSZ) << r.output;
-  EXPECT_TRUE(std::filesystem::exists(work + "/segment_0001.nut.partial"));
+  EXPECT_TRUE(std::filesystem::exists(work + "/.segment_0001.nut.partial.partial")) << "the writer's temporary file";
   EXPECT_FALSE(std::filesystem::exists(work + "/segment_0001.nut")) << "a killed worker must leave nothing finished";
 
   r = run_command(shell_quote(stylepipe_binary()) + " concat " + manifest);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("segment 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unfinished"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out)) << "a refused concat writes nothing";
 
   // The array job's index comes from the environment, as on Slurm.

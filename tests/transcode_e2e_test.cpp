@@ -146,6 +146,7 @@ TEST(TranscodeE2E, InterruptLeavesPlayableOutput) {
   const int frames = decoded_video_frames(out);
   EXPECT_GT(frames, 0) << "interrupted output must play";
   EXPECT_LT(frames, 1000);
+  EXPECT_FALSE(std::filesystem::exists(dir.file(".out.mp4.partial"))) << "the finalized output keeps its own name";
 }
 
 // FFmpeg refuses to overwrite its input; so do we, however the path is spelled.
@@ -163,6 +164,31 @@ TEST(TranscodeE2E, OutputThatIsTheInputIsRefusedBeforeAnythingIsWritten) {
   }
   EXPECT_EQ(std::filesystem::file_size(in), size);
   EXPECT_EQ(video_md5s(in), before) << "the input was touched";
+}
+
+// A file output is written under a hidden temporary name and renamed once it
+// plays: a run that fails first leaves an existing output as it was.
+TEST(TranscodeE2E, FailedRunLeavesExistingOutputUntouched) {
+  TempDir dir;
+  const std::string good = make_clip(dir, "good.mkv", "96x64", 1.0);
+  const std::string out = dir.file("out.mkv");
+  ASSERT_EQ(stylepipe("run " + identity_config() + " -i " + good + " -o " + out).exit_code, 0);
+  const std::string before = video_md5s(out);
+  // Random bytes after a valid start: the input opens, then no picture decodes.
+  const std::string bad = dir.file("bad.mkv");
+  {
+    std::ifstream head(good, std::ios::binary);
+    std::string bytes(2000, '\0');
+    head.read(bytes.data(), std::streamsize(bytes.size()));
+    std::mt19937 rng{unsigned(fresh_seed())};
+    for (int i = 0; i < 200000; ++i) bytes.push_back(char(rng()));
+    std::ofstream(bad, std::ios::binary) << bytes;
+  }
+  const CommandResult r = stylepipe("run " + identity_config() + " -i " + bad + " -o " + out + " -y");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(video_md5s(out), before) << "the existing output changed";
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(entry.path().filename().string().find(".partial"), std::string::npos) << entry.path() << " was left behind";
 }
 
 TEST(TranscodeE2E, PipesInAndOut) {
