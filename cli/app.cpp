@@ -123,7 +123,7 @@ int run_app(int argc, char** argv) {
   try {
     if (*run) {
       check_run_arguments(run_args);
-      if (!run_args.manifest.empty()) return cmd_run_segment(run_args, log_level);
+      if (!run_args.manifest.empty()) return cmd_run_segment(run_args);
       if (run_args.jobs > 0) return cmd_run_parallel(run_args, log_level);
       return cmd_run(run_args);
     }

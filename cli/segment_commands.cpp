@@ -109,8 +109,7 @@ int cmd_plan(const RunArguments& a) {
   return 0;
 }
 
-int cmd_run_segment(const RunArguments& a, const std::string& log_level) {
-  (void)log_level;
+int cmd_run_segment(const RunArguments& a) {
   const Manifest m = read_manifest(a.manifest);
   std::string source = "--index";
   const std::optional<int> index = a.index ? a.index : index_from_environment(&source);

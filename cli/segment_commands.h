@@ -12,7 +12,7 @@ namespace sp::cli {
 void add_parallel_arguments(CLI::App& run, RunArguments& a);
 
 int cmd_plan(const RunArguments& a);
-int cmd_run_segment(const RunArguments& a, const std::string& log_level);
+int cmd_run_segment(const RunArguments& a);
 int cmd_run_parallel(const RunArguments& a, const std::string& log_level);
 int cmd_concat(const std::string& manifest_path, bool overwrite);
 

@@ -73,8 +73,16 @@ Worker spawn_worker(const Manifest& m, int index, int device, const ParallelRunO
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  // Its own process group: a terminal's Ctrl-C reaches only us, and we pass
+  // on exactly one SIGINT (a second one would end a worker before it
+  // finalizes its segment).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = -1;
-  const int r = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
+  const int r = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (r != 0) {
