@@ -9,6 +9,7 @@
 
 #include "codecs/media_writer.h"
 #include "codecs/muxer.h"
+#include "codecs/muxer_names.h"
 
 extern "C" {
 #include <libavutil/hwcontext.h>
@@ -254,16 +255,20 @@ void MediaWriter::finish() {
     }
   }
   if (muxer_) {
-    bool finalized = false;
+    bool playable = false;
     try {
       muxer_->finish();
-      finalized = true;
+      playable = true;
     } catch (...) {
       if (!first) first = std::current_exception();
-      muxer_->discard();  // nothing playable: the temporary file goes, an existing output stays
+      // A full disk or a size limit stops the trailer; what was written plays
+      // without it, except in MP4/MOV, whose index is the trailer.
+      playable = frames_written_ > 0 && !is_mov_family(plan_.format);
+      if (playable) log_warning("{}: kept what was written, without the container's trailer", name_);
+      else muxer_->discard();  // nothing playable: the temporary file goes, an existing output stays
     }
     // Finalized after a failed flush still plays: it takes the name too.
-    if (finalized && writes_temporary_) {
+    if (playable && writes_temporary_) {
       try {
         publish_output();
       } catch (...) {

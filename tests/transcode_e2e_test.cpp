@@ -191,6 +191,31 @@ TEST(TranscodeE2E, FailedRunLeavesExistingOutputUntouched) {
     EXPECT_EQ(entry.path().filename().string().find(".partial"), std::string::npos) << entry.path() << " was left behind";
 }
 
+// A full disk, as a file size limit (SIGXFSZ ignored, so writes fail with
+// EFBIG): exit 74 naming the output, and what was written stays and plays.
+TEST(TranscodeE2E, FileSizeLimitIsAnIoErrorThatKeepsWhatWasWritten) {
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mkv", "320x240", 8.0);
+  const std::string out = dir.file("out.mkv");
+  const CommandResult r = run_command("(ulimit -f 300; trap '' XFSZ; exec " + shell_quote(stylepipe_binary()) + " run " +
+                                      identity_config() + " -i " + in + " -o " + out + " --codec ffv1 --progress none)");
+  EXPECT_EQ(r.exit_code, 74) << r.output;
+  int error_lines = 0;
+  for (const std::string& line : nonempty_lines(r.output))
+    if (line.find("error:") != std::string::npos) {
+      ++error_lines;
+      EXPECT_NE(line.find(out), std::string::npos) << "the error names the output: " << line;
+    }
+  EXPECT_EQ(error_lines, 1) << r.output;
+  EXPECT_NE(r.output.find("kept what was written"), std::string::npos) << r.output;
+  // The demuxer says the file ended early (no trailer); its frames still decode.
+  const CommandResult probe = run_command("ffprobe -v quiet -select_streams v:0 -count_frames -show_entries "
+                                          "stream=nb_read_frames -of csv=p=0 " + shell_quote(out));
+  const int frames = probe.exit_code == 0 ? std::atoi(probe.output.c_str()) : -1;
+  EXPECT_GT(frames, 0) << "what was written must stay and play";
+  EXPECT_LT(frames, 200);
+}
+
 TEST(TranscodeE2E, PipesInAndOut) {
   TempDir dir;
   const std::string in = make_clip(dir, "in.nut", "96x64", 1.0, "ffv1");
