@@ -1,5 +1,6 @@
 // Runs a fuzz harness once over given inputs, for CTest in builds without
-// libFuzzer. Each argument is a file or a folder of files.
+// libFuzzer. Each argument is a file or a folder (read recursively, as
+// libFuzzer reads corpus folders).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
       continue;
     }
     std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(arg))
+    for (const auto& entry : fs::recursive_directory_iterator(arg))
       if (entry.is_regular_file()) files.push_back(entry.path());
     std::sort(files.begin(), files.end());
     inputs.insert(inputs.end(), files.begin(), files.end());

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of tests/fuzz (clang++, ASan + UBSan) into
+# ${FUZZ_BUILD_DIR:-build-fuzz} and runs each for SECONDS (default 120),
+# starting from its seed corpus and the committed regression inputs. A
+# finding stops the script with its input in build-fuzz/findings/HARNESS/:
+# fix the bug, then commit the input to tests/fuzz/regressions/HARNESS/ (a
+# CTest replays that folder). New inputs the fuzzers find collect in
+# build-fuzz/corpus/HARNESS/, so local runs resume where they stopped.
+# Usage: scripts/fuzz.sh [SECONDS] [HARNESS...]   (harnesses: config media pipe)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-120}
+shift || true
+harnesses=("$@")
+((${#harnesses[@]})) || harnesses=(config media pipe)
+build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
+
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
+  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" \
+  -DSTYLEPIPE_SANITIZE=address,undefined -DSTYLEPIPE_FUZZ=ON >/dev/null
+cmake --build "$build_dir" -j "${JOBS:-2}" --target "${harnesses[@]/#/fuzz_}"
+
+# Longest input per harness: configs are short; media seeds are under 8 KB;
+# the pipe must hold a whole input (64 KiB by default, raised up to 1 MiB).
+declare -A max_len=([config]=4096 [media]=16384 [pipe]=16384)
+# Seed folders besides tests/fuzz/corpus/HARNESS (as in tests/fuzz/CMakeLists.txt).
+declare -A extra_seeds=([config]="configs tests/configs" [media]="" [pipe]="")
+
+for harness in "${harnesses[@]}"; do
+  work="$build_dir/corpus/$harness"
+  findings="$build_dir/findings/$harness"
+  mkdir -p "$work" "$findings"
+  read -ra seeds <<<"${extra_seeds[$harness]}"
+  regressions=()
+  [ -d "tests/fuzz/regressions/$harness" ] && regressions=("tests/fuzz/regressions/$harness")
+  echo "fuzz: $harness for ${seconds}s"
+  # The first folder receives new inputs; the others are only read.
+  "$build_dir/tests/fuzz/fuzz_$harness" -max_total_time="$seconds" -max_len="${max_len[$harness]}" \
+    -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 -artifact_prefix="$findings/" \
+    "$work" "tests/fuzz/corpus/$harness" "${seeds[@]}" "${regressions[@]}"
+done
