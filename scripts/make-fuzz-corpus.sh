@@ -28,10 +28,10 @@ clip ffv1_yuv422p10.mkv 2 ffv1 yuv422p10le
 clip png_rgba.nut 2 png rgba
 clip raw_bgr0.nut 2 rawvideo bgr0
 clip raw_nv12.nut 2 rawvideo nv12
-clip raw_p010.nut 2 rawvideo p010le
+clip ffv1_yuv420p10.mkv 2 ffv1 yuv420p10le
 clip gif_pal8.gif 2 gif pal8
-y4m() {  # name frames pix_fmt size
-  ff -f lavfi -i "testsrc2=size=$4:rate=25" -frames:v "$2" -pix_fmt "$3" "${exact[@]}" "$media/$1"
+y4m() {  # name frames pix_fmt size (testsrc: testsrc2 rounds odd sizes to even)
+  ff -f lavfi -i "testsrc=size=$4:rate=25" -frames:v "$2" -pix_fmt "$3" "${exact[@]}" "$media/$1"
 }
 y4m yuv420p.y4m 3 yuv420p 32x24
 y4m yuv444p.y4m 2 yuv444p 32x24
