@@ -14,6 +14,7 @@ packages=(
   xvfb  # a virtual X server for the x11grab capture test
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL
   slurmctld slurmd slurm-client munge  # tests only: a single-node Slurm cluster (scripts/slurm-local.sh)
+  clang libclang-rt-dev  # checks only: libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
 )
 
 missing=()
