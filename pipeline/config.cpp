@@ -308,21 +308,21 @@ Config parse_config(const std::string& yaml_text, const std::string& display_pat
   Diagnostics diag;
   Config config;
   config.path = display_path;
-  std::vector<YAML::Node> documents;
+  config_detail::YamlDocuments documents;
   try {
-    documents = YAML::LoadAll(yaml_text);
+    documents = config_detail::load_documents(yaml_text);
   } catch (const YAML::Exception& e) {
     diag.add(e.mark, "YAML syntax: " + e.msg + syntax_hint(e.msg) + tab_hint(yaml_text, e.mark));
     throw Error(ExitCode::config, diag.render(display_path));
   }
   const char* pipeline_example = "pipeline: [ {scale: {factor: 1}} ]";
-  if (documents.empty() || documents[0].IsNull()) {
+  if (documents.first.IsNull()) {
     diag.add(1, 1, fmt::format("config is empty: it needs a 'pipeline' list of stages, like '{}'", pipeline_example));
     throw Error(ExitCode::config, diag.render(display_path));
   }
-  if (documents.size() > 1)
-    diag.add(documents[1].Mark(), "a config is one YAML document; remove the '---' and what follows it");
-  const YAML::Node& root = documents[0];
+  if (documents.second_document)
+    diag.add(*documents.second_document, "a config is one YAML document; remove the '---' and what follows it");
+  const YAML::Node& root = documents.first;
   if (!root.IsMap()) {
     diag.add(root.Mark(), fmt::format("a config is a map with a 'pipeline' list of stages, like '{}' (got {})",
                                       pipeline_example, describe(root)));

@@ -131,6 +131,22 @@ std::optional<ParamValue> read_number(const ParamSpec& spec, bool integer, const
   return integer ? ParamValue{i} : ParamValue{v};
 }
 
+// Names and values quoted from the file may hold line breaks or other
+// control characters (a quoted "a\nb", a stray carriage return): written
+// as escapes, each problem stays on its one line and prints as it reads.
+std::string escape_control_characters(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) out += c;
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += fmt::format("\\x{:02x}", byte);
+  }
+  return out;
+}
+
 }  // namespace
 
 int line_of(const YAML::Mark& mark) { return std::max(1, mark.line + 1); }
@@ -159,7 +175,7 @@ std::string Diagnostics::render(const std::string& path) const {
   std::string out;
   for (const Diagnostic& d : sorted) {
     if (!out.empty()) out += '\n';
-    out += fmt::format("{}:{}:{}: error: {}", path, d.line, d.column, d.message);
+    out += fmt::format("{}:{}:{}: error: {}", path, d.line, d.column, escape_control_characters(d.message));
   }
   return out;
 }

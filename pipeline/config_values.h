@@ -28,6 +28,14 @@ class Diagnostics {
   std::vector<Diagnostic> list_;
 };
 
+// The first YAML document of a config, and where a second one starts if the
+// text holds more. Throws YAML::Exception on a syntax error.
+struct YamlDocuments {
+  YAML::Node first;  // Null when the text holds no document
+  std::optional<YAML::Mark> second_document;
+};
+YamlDocuments load_documents(const std::string& text);
+
 // 1-based line/column of a node; yaml-cpp's marks are 0-based and -1 when unknown.
 int line_of(const YAML::Mark& mark);
 int column_of(const YAML::Mark& mark);

@@ -165,6 +165,24 @@ TEST_F(ConfigTest, TopLevelUnknownKeys) {
                          "5:1: error: unknown top-level key 'filters' (expected pipeline, output or settings)"});
 }
 
+// Found by tests/fuzz (regressions/config/lone_comma.yaml): yaml-cpp 0.7's
+// LoadAll looped forever, allocating, on a token that cannot start a node.
+TEST_F(ConfigTest, StrayFlowIndicatorIsASyntaxErrorNotAHang) {
+  EXPECT_EQ(errors_of_text(","), "inline.yaml:1:1: error: YAML syntax: unexpected ','");
+  EXPECT_EQ(errors_of_text("\n, pipeline: [test_empty: {}]\n"), "inline.yaml:2:1: error: YAML syntax: unexpected ','");
+  EXPECT_EQ(errors_of_text("pipeline: [test_empty: {}]\n---\n,\n"),
+            "inline.yaml:3:1: error: a config is one YAML document; remove the '---' and what follows it");
+}
+
+// Found by tests/fuzz (regressions/config/carriage_return_only.yaml): a raw
+// control character quoted from the file broke the one-problem-per-line form.
+TEST_F(ConfigTest, ControlCharactersInQuotedNamesAreEscaped) {
+  EXPECT_EQ(errors_of_text("\r"), "inline.yaml:1:1: error: a config is a map with a 'pipeline' list of stages, "
+                                  "like 'pipeline: [ {scale: {factor: 1}} ]' (got '\\r')");
+  EXPECT_EQ(errors_of_text("pipeline: [test_empty: {}]\n\"a\\nb\\x01\": 1\n"),
+            "inline.yaml:2:1: error: unknown top-level key 'a\\nb\\x01' (expected pipeline, output or settings)");
+}
+
 TEST_F(ConfigTest, OutputAndSettingsFields) {
   expect_fixture_errors(
       "output_settings.yaml",
