@@ -164,8 +164,10 @@ void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
   end_bridge_when_due();
   if (Size{v.width, v.height} != formats_.input_size || v.format != formats_.input_format) {
     flush_ready(true);
+    // The frame's number in the chain's own count: stats_.frames_in belongs
+    // to the reader thread, which is ahead by the queue (ThreadSanitizer).
     log_info("input changed to {}x{} {} at frame {}: reconfiguring the stages", v.width, v.height,
-             to_string(v.format), stats_.frames_in);
+             to_string(v.format), next_tag_);
     const auto out_format = formats_.output_format;
     const auto out_color = formats_.output_color;
     formats_.output_format = out_format;
