@@ -7,6 +7,7 @@
 # CTest replays that folder). New inputs the fuzzers find collect in
 # build-fuzz/corpus/HARNESS/, so local runs resume where they stopped.
 # Usage: scripts/fuzz.sh [SECONDS] [HARNESS...]   (harnesses: config media pipe)
+# FUZZ_FLAGS adds libFuzzer flags (e.g. -seed=1, -rss_limit_mb=0 -timeout=2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-120}
@@ -34,8 +35,18 @@ for harness in "${harnesses[@]}"; do
   regressions=()
   [ -d "tests/fuzz/regressions/$harness" ] && regressions=("tests/fuzz/regressions/$harness")
   echo "fuzz: $harness for ${seconds}s"
-  # The first folder receives new inputs; the others are only read.
-  "$build_dir/tests/fuzz/fuzz_$harness" -max_total_time="$seconds" -max_len="${max_len[$harness]}" \
-    -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 -artifact_prefix="$findings/" \
-    "$work" "tests/fuzz/corpus/$harness" "${seeds[@]}" "${regressions[@]}"
+  # The first folder receives new inputs; the others are only read. An input
+  # slower than -timeout is a finding (with its file); the outer timeout is
+  # for libFuzzer itself, whose out-of-memory report walks the whole ASan
+  # heap and can take longer than the run.
+  status=0
+  timeout -k 10 $((seconds + 120)) \
+    "$build_dir/tests/fuzz/fuzz_$harness" -max_total_time="$seconds" -max_len="${max_len[$harness]}" \
+    -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" \
+    ${FUZZ_FLAGS:-} "$work" "tests/fuzz/corpus/$harness" "${seeds[@]}" "${regressions[@]}" || status=$?
+  if ((status == 124 || status == 137)); then
+    echo "fuzz: $harness did not finish, likely stuck in its out-of-memory report; an input that runs away" \
+      "is kept as a timeout with FUZZ_FLAGS='-rss_limit_mb=0 -timeout=2'" >&2
+  fi
+  ((status == 0)) || exit "$status"
 done
