@@ -50,15 +50,19 @@ TEST(GithubAnnotationsTest, ValidateAnnotatesAMissingConfigWithoutAPosition) {
   EXPECT_EQ(r.output, "::error file=/nonexistent/x.yaml::cannot open config (No such file or directory)\n");
 }
 
-TEST(GithubAnnotationsTest, TextFormatStaysOnStderr) {
+// Several configs in one call, as a CI step gives them: each is reported.
+TEST(GithubAnnotationsTest, TextFormatReportsEveryConfigOnStderr) {
   test::TempDir dir;
-  const std::string path = dir.file("bad.yaml");
-  std::ofstream(path) << "pipeline:\n  - pencl: {}\n";
-  const test::CommandResult r =
-      test::run_command(test::shell_quote(test::stylepipe_binary()) + " validate " + test::shell_quote(path) +
-                        " 2>&1 >/dev/null");
-  EXPECT_EQ(r.exit_code, 78);
-  EXPECT_EQ(r.output, path + ":2:5: error: stage 'pencl' is unknown (did you mean 'pencil'?)\n");
+  const std::string bad = dir.file("bad.yaml"), good = dir.file("good.yaml");
+  std::ofstream(bad) << "pipeline:\n  - pencl: {}\n";
+  std::ofstream(good) << "pipeline:\n  - scale: {factor: 2}\n";
+  const std::string command = test::shell_quote(test::stylepipe_binary()) + " validate " + test::shell_quote(bad) +
+                              " " + test::shell_quote(good);
+  const test::CommandResult errors = test::run_command(command + " 2>&1 >/dev/null");
+  EXPECT_EQ(errors.exit_code, 78);
+  EXPECT_EQ(errors.output, bad + ":2:5: error: stage 'pencl' is unknown (did you mean 'pencil'?)\n");
+  const test::CommandResult out = test::run_command(command + " 2>/dev/null");
+  EXPECT_EQ(out.output, good + ": ok (1 stage)\n");
 }
 
 }  // namespace
