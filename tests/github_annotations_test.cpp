@@ -30,8 +30,8 @@ TEST(GithubAnnotationsTest, ValidatePrintsOneAnnotationPerProblemAtItsLineAndCol
                          "  - scale: {factor: 0.5, width: 100}\n"
                          "  - xbr: {scale: 9%}\n";
   const test::CommandResult r =
-      test::run_command(test::shell_quote(test::stylepipe_binary()) + " validate --format github " +
-                        test::shell_quote(path) + " 2>/dev/null");
+      test::run_command("(" + test::shell_quote(test::stylepipe_binary()) + " validate --format github " +
+                        test::shell_quote(path) + " 2>/dev/null)");
   EXPECT_EQ(r.exit_code, 78);
   const std::string file = escape_command_property(path);
   EXPECT_EQ(r.output,
@@ -44,8 +44,8 @@ TEST(GithubAnnotationsTest, ValidatePrintsOneAnnotationPerProblemAtItsLineAndCol
 }
 
 TEST(GithubAnnotationsTest, ValidateAnnotatesAMissingConfigWithoutAPosition) {
-  const test::CommandResult r = test::run_command(test::shell_quote(test::stylepipe_binary()) +
-                                                  " validate --format github /nonexistent/x.yaml 2>/dev/null");
+  const test::CommandResult r = test::run_command("(" + test::shell_quote(test::stylepipe_binary()) +
+                                                  " validate --format github /nonexistent/x.yaml 2>/dev/null)");
   EXPECT_EQ(r.exit_code, 66);
   EXPECT_EQ(r.output, "::error file=/nonexistent/x.yaml::cannot open config (No such file or directory)\n");
 }
@@ -58,10 +58,11 @@ TEST(GithubAnnotationsTest, TextFormatReportsEveryConfigOnStderr) {
   std::ofstream(good) << "pipeline:\n  - scale: {factor: 2}\n";
   const std::string command = test::shell_quote(test::stylepipe_binary()) + " validate " + test::shell_quote(bad) +
                               " " + test::shell_quote(good);
-  const test::CommandResult errors = test::run_command(command + " 2>&1 >/dev/null");
+  // run_command adds 2>&1 after the command: the subshell keeps the streams apart.
+  const test::CommandResult errors = test::run_command("(" + command + " 2>&1 >/dev/null)");
   EXPECT_EQ(errors.exit_code, 78);
   EXPECT_EQ(errors.output, bad + ":2:5: error: stage 'pencl' is unknown (did you mean 'pencil'?)\n");
-  const test::CommandResult out = test::run_command(command + " 2>/dev/null");
+  const test::CommandResult out = test::run_command("(" + command + " 2>/dev/null)");
   EXPECT_EQ(out.output, good + ": ok (1 stage)\n");
 }
 
