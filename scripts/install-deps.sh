@@ -13,6 +13,7 @@ packages=(
   mirrormagic-data  # real pixel-art tile sheets for the xbr oracle tests
   xvfb  # a virtual X server for the x11grab capture test
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL
+  python3 python3-jsonschema python3-yaml  # tests only: configs checked against the JSON schema
   slurmctld slurmd slurm-client munge  # tests only: a single-node Slurm cluster (scripts/slurm-local.sh)
   clang libclang-rt-dev  # checks only: libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
 )
