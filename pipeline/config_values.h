@@ -23,6 +23,7 @@ class Diagnostics {
   size_t count() const { return list_.size(); }
   // "path:line:col: error: message" lines in file order, joined with '\n'.
   std::string render(const std::string& path) const;
+  const std::vector<Diagnostic>& list() const { return list_; }
 
  private:
   std::vector<Diagnostic> list_;
