@@ -1,21 +1,23 @@
 // The contact sheet's picture: one libavfilter graph, options set one by one
 // (av_opt_set takes the raw label text: no filtergraph escaping to get wrong).
-//   buffer -> pad (the tile's cell) -> drawtext (its label) --\
-//   buffer -> pad -> drawtext --------------------------------- xstack -> pad (margins) -> format=rgb24 -> buffersink
-extern "C" {
-#include <libavfilter/avfilter.h>
-#include <libavfilter/buffersink.h>
-#include <libavfilter/buffersrc.h>
-#include <libavutil/opt.h>
-}
+//   buffer -> pad (the tile's cell) -> drawtext (its label) -> xstack input 0
+//   buffer -> pad -> drawtext -> xstack input 1, ...
+//   xstack -> pad (margins) -> format=rgb24 -> buffersink
+#include "orchestration/contact_sheet.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <map>
 
-#include "orchestration/contact_sheet.h"
 #include "pipeline/errors.h"
+
+extern "C" {
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
+#include <libavutil/opt.h>
+}
 
 namespace sp {
 namespace {
@@ -72,8 +74,7 @@ FramePtr render_sheet(const std::vector<std::vector<SheetTile>>& rows, const She
       const SheetTile& tile = rows[r][c];
       const TileRect& rect = layout.rows[r][c];
       const std::string id = fmt::format("{}_{}", r, c);
-      const int cell_x = kSheetGap + int(c) * (layout.cell_width + kSheetGap);
-      const int cell_y = kSheetGap + int(r) * (cell_height + kSheetGap);
+      const int cell_x = rect.cell_x, cell_y = rect.cell_y;
       AVFilterContext* src = add_filter(graph.get(), "buffer", "tile" + id,
                                         {{"video_size", fmt::format("{}x{}", tile.image.width, tile.image.height)},
                                          {"pix_fmt", "rgba"}, {"time_base", "1/1"}, {"pixel_aspect", "1/1"}});

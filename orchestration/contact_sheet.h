@@ -25,6 +25,8 @@ struct SheetTile {
 struct TileRect {
   int x = 0, y = 0, width = 0, height = 0;  // where the tile's pixels are in the sheet, unscaled
   std::string label;
+  int cell_x = 0, cell_y = 0;  // the cell's corner; its label band is below the picture area
+  int label_y = 0;
 };
 
 // Every cell is as large as the largest tile (and wide enough for its label

@@ -34,7 +34,9 @@ nlohmann::json layout_json(const SheetLayout& layout, const PreviewFrames& frame
     for (size_t c = 0; c < layout.rows[r].size(); ++c) {
       const TileRect& t = layout.rows[r][c];
       tiles.push_back({{"row", r}, {"column", c}, {"x", t.x}, {"y", t.y}, {"width", t.width}, {"height", t.height},
-                       {"label", t.label}});
+                       {"label", t.label},
+                       {"label_box", {{"x", t.cell_x}, {"y", t.label_y}, {"width", layout.cell_width},
+                                      {"height", layout.label_height}}}});
     }
   return {{"width", layout.width}, {"height", layout.height}, {"frame_seconds", frames.target_seconds},
           {"warmup_frames", int(frames.warmup.size())}, {"warmup_frames_wanted", warmup_frames}, {"tiles", tiles}};

@@ -48,8 +48,11 @@ SheetLayout layout_sheet(const std::vector<std::vector<SheetTile>>& rows) {
       TileRect rect;
       rect.width = t.image.width;
       rect.height = t.image.height;
-      rect.x = kSheetGap + int(c) * (l.cell_width + kSheetGap) + (l.cell_width - t.image.width) / 2;
-      rect.y = kSheetGap + int(r) * (cell_height + kSheetGap) + (l.picture_height - t.image.height) / 2;
+      rect.cell_x = kSheetGap + int(c) * (l.cell_width + kSheetGap);
+      rect.cell_y = kSheetGap + int(r) * (cell_height + kSheetGap);
+      rect.x = rect.cell_x + (l.cell_width - t.image.width) / 2;
+      rect.y = rect.cell_y + (l.picture_height - t.image.height) / 2;
+      rect.label_y = rect.cell_y + l.picture_height;
       rect.label = t.label;
       rects.push_back(rect);
     }
