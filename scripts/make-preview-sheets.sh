@@ -15,15 +15,15 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 ff() { ffmpeg -hide_banner -v error -y "$@"; }
 
-ff -loop 1 -i stages/pencil/examples/examples_china.jpg -t 2 -r 10 \
-   -vf "crop=480:320:0:0,scale=576:384,crop=w=iw-t*48:h=ih-t*32:x=t*24:y=t*16,scale=192:128:flags=area" \
+ff -loop 1 -framerate 10 -i stages/pencil/examples/examples_china.jpg -t 2 \
+   -vf "crop=480:320:0:0,zoompan=z='1+0.01*on':x='iw/2-iw/zoom/2':y='ih/2-ih/zoom/2':d=1:s=192x128:fps=10" \
    -c:v ffv1 "$work/photo.mkv"
-ff -loop 1 -i /usr/share/games/mirrormagic/graphics/gfx_classic/RocksHeroes.png -t 2 -r 10 \
+ff -loop 1 -framerate 10 -i /usr/share/games/mirrormagic/graphics/gfx_classic/RocksHeroes.png -t 2 \
    -vf "crop=96:64:x='floor(t*8)':y=0" -c:v ffv1 -pix_fmt bgr0 "$work/sprites.mkv"
 
 preview() { "$stylepipe" preview "$@" --backend cpu -y; }
 preview configs/pencil.yaml -i "$work/photo.mkv" --at 1.5 \
-  --vary pencil.line_length=3,9 --vary pencil.tone=dark,light -o "$out/pencil.png"
+  --vary pencil.line_length=3,9 --vary pencil.color=false -o "$out/pencil.png"
 preview configs/lowpoly.yaml -i "$work/photo.mkv" --at 1.5 \
   --vary lowpoly.points_per_mp=20000,80000 --vary lowpoly.line_width=1 -o "$out/lowpoly.png"
 # stipple.yaml also writes each frame's dots as SVG: keep them out of the tree.
