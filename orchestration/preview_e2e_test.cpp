@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <random>
 
@@ -190,9 +191,11 @@ TEST(PreviewE2E, EveryTileEqualsTheFrameOfASeparateRunOfItsVariant) {
 }
 
 // pencil with temporal_smoothing 0.5 keeps an EMA of the tone histogram: it
-// asks for 9 frames of warm-up (0.5^9 < 1/512). The tile must be the frame of
-// a run from the start, up to what the older frames still weigh; a cold start
-// at the same time (run --start) must be further off, or the warm-up proved nothing.
+// asks for 9 frames of warm-up (0.5^9 < 1/512). Exactly: the tile is what a
+// run that starts 9 frames earlier makes of that frame (the same frames went
+// through the chain). Against a run from the start of the clip, it may differ
+// by what the older frames still weigh in the EMA; a cold start at the same
+// time (run --start) must be further off, or the warm-up proved nothing.
 TEST(PreviewE2E, TemporalStageIsWarmedUpLikeTheVideo) {
   TempDir dir;
   std::mt19937_64 rng(fresh_seed());
@@ -206,9 +209,16 @@ TEST(PreviewE2E, TemporalStageIsWarmedUpLikeTheVideo) {
   const nlohmann::json& tile = preview.layout["tiles"][1];
   ASSERT_EQ(tile["label"], "smooth.yaml");
   const int frame = 21;  // 2.1 s
+  EXPECT_EQ(max_difference(preview.sheet, tile, run_frame(config, input, 9, width, height, "--start 1.15")), 0)
+      << "not the frame after the 9 frames before it";
   const int warmed = max_difference(preview.sheet, tile, run_frame(config, input, frame, width, height));
   const int cold = max_difference(preview.sheet, tile, run_frame(config, input, 0, width, height, "--start 2.05"));
-  constexpr int kTolerance = 2;  // levels of 255: what frames older than the warm-up leave in the EMA
+  std::printf("largest difference from the run's frame %d: %d levels warmed up, %d from a cold start\n", frame, warmed,
+              cold);
+  // Levels of 255: the 1/512 of the histogram that frames older than the
+  // warm-up still hold, through histogram matching and the texture's power
+  // (25 runs on fresh clips: at most 2).
+  constexpr int kTolerance = 3;
   EXPECT_LE(warmed, kTolerance);
   EXPECT_GT(cold, kTolerance) << "a cold start looks the same here: the clip does not exercise the warm-up";
 }
