@@ -252,5 +252,29 @@ TEST(PreviewE2E, BadVariationIsAConfigErrorNamingTheFlag) {
   }
 }
 
+// Without any font fontconfig knows of, the command says what to install and
+// exits 69 before decoding; --font then names a file and works without fontconfig.
+TEST(PreviewE2E, NoFontIsUnavailableUnlessOneIsNamed) {
+  TempDir dir;
+  std::mt19937_64 rng(fresh_seed());
+  make_random_clip(dir, "clip.mkv", 32, 24, 2, rng);
+  const std::string font = run_command("fc-match -f '%{file}' sans-serif:scalable=true").output;
+  ASSERT_TRUE(std::filesystem::is_regular_file(font)) << "this test needs a font installed: " << font;
+  write_text(dir.file("no-fonts.conf"), "<?xml version=\"1.0\"?>\n<fontconfig></fontconfig>\n");
+  write_text(dir.file("base.yaml"), "pipeline:\n  - xbr: {scale: 2}\n");
+  const std::string command = "FONTCONFIG_FILE=" + shell_quote(dir.file("no-fonts.conf")) + " " +
+                              shell_quote(stylepipe_binary()) + " preview " + shell_quote(dir.file("base.yaml")) +
+                              " -i " + shell_quote(dir.file("clip.mkv")) + " -o " + shell_quote(dir.file("sheet.png")) +
+                              " --backend cpu";
+  const CommandResult without = run_command(command);
+  EXPECT_EQ(without.exit_code, 69) << without.output;
+  ASSERT_EQ(nonempty_lines(without.output).size(), 1u) << without.output;
+  EXPECT_NE(without.output.find("fonts-dejavu-core"), std::string::npos) << without.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("sheet.png")));
+  const CommandResult named = run_command(command + " --font " + shell_quote(font));
+  EXPECT_EQ(named.exit_code, 0) << named.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("sheet.png")));
+}
+
 }  // namespace
 }  // namespace sp::test
