@@ -62,11 +62,13 @@ int run_preview(const PreviewRequest& request) {
 
   BufferPool pool;
   std::vector<std::vector<SheetTile>> rows;
+  size_t tiles = 0;
   for (const auto& planned_row : plan) {
     std::vector<SheetTile> row;
     for (const PreviewTile& tile : planned_row) {
       log_debug("tile {}", tile.label);
       row.push_back({render_tile(tile.stages, frames, backend, pool), tile.label});
+      ++tiles;
     }
     rows.push_back(std::move(row));
   }
@@ -78,8 +80,7 @@ int run_preview(const PreviewRequest& request) {
     out << layout_json(layout, frames, warmup).dump(2) << "\n";
     if (!out) throw Error(ExitCode::io_error, request.layout_json + ": cannot write the layout");
   }
-  log_info("{}: {}x{}, {} tiles", request.output, layout.width, layout.height,
-           [&] { size_t n = 0; for (const auto& r : rows) n += r.size(); return n; }());
+  log_info("{}: {}x{}, {} tiles", request.output, layout.width, layout.height, tiles);
   return 0;
 }
 

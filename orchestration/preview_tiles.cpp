@@ -50,15 +50,15 @@ std::vector<PreviewTile> variation_row(const std::string& flag_value, const Conf
   const std::string param = flag_value.substr(dot + 1, eq - dot - 1);
   const std::vector<std::string> values = split_values(flag_value.substr(eq + 1));
   std::string stages_in_config;
-  bool found = false;
+  bool config_has_stage = false;
   for (const StageConfig& s : config.stages) {
     stages_in_config += (stages_in_config.empty() ? "" : ", ") + s.name;
-    found |= s.name == stage;
+    config_has_stage |= s.name == stage;
   }
   std::vector<PreviewTile> row;
   for (const std::string& value : values) {
     if (value.empty()) fail("an empty value; separate values by single commas, like " + stage + "." + param + "=5,10");
-    if (!found) {
+    if (!config_has_stage) {
       // The table's own errors first (unknown stage or parameter, a bad value), as for a stage in the config.
       const StageDescriptor* desc = StageRegistry::instance().find(stage);
       set_param_from_text(stage, desc ? default_params(desc->params) : Params{}, param, value, context);
