@@ -90,6 +90,8 @@ RgbaImage render_tile(const std::vector<StageSpec>& stages, const PreviewFrames&
   submit(frames.target, frames.target_seconds);
   EngineFrame last;
   while (engine->in_flight()) last = engine->take_oldest();
+  if (last.picture.on_device || last.picture.format != PixelFormat::rgba)
+    throw Error(ExitCode::internal, "preview: the engine did not hand back a host RGBA picture");
   RgbaImage image;
   image.width = last.picture.width;
   image.height = last.picture.height;
