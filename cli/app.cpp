@@ -10,6 +10,7 @@
 
 #include "cli/arguments.h"
 #include "cli/github_annotations.h"
+#include "cli/preview_command.h"
 #include "cli/segment_commands.h"
 #include "orchestration/bench.h"
 #include "pipeline/config.h"
@@ -152,6 +153,10 @@ int run_app(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "Time the chain and each stage");
   add_bench_arguments(*bench, bench_args);
 
+  PreviewRequest preview_request;
+  CLI::App* preview = app.add_subcommand("preview", "One frame through variants of a config: a labelled contact sheet (PNG)");
+  add_preview_arguments(*preview, preview_request);
+
   std::vector<std::string> args(argv + 1, argv + argc);
   args = position_dependent_input_flags(args);
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
@@ -183,6 +188,7 @@ int run_app(int argc, char** argv) {
     if (*schema) return cmd_schema();
     if (*stages) return cmd_stages(stages_json, stages_markdown);
     if (*bench) return cmd_bench(bench_args);
+    if (*preview) return cmd_preview(preview_request);
   } catch (const Error& e) {
     // Config messages are already `file:line:col: error: ...` lines.
     if (e.code() == ExitCode::config || std::string(e.what()).find(": error: ") != std::string::npos)

@@ -65,6 +65,15 @@ Config load_config(const std::string& path);
 // Same, from text; `display_path` prefixes the messages.
 Config parse_config(const std::string& yaml_text, const std::string& display_path);
 
+// One parameter set from text outside a config file (`--vary pencil.line_length=9`):
+// `value_text` is read as a YAML scalar or flow list and checked like the same
+// value in a config (type, range, choices, then the stage's cross-parameter
+// rules on `base` with it). Returns `base` with the value set and marked given.
+// Throws sp::Error(ExitCode::config, "CONTEXT: error: MESSAGE"), one line, with
+// the config loader's wording (unknown stage or parameter with a "did you mean").
+Params set_param_from_text(const std::string& stage, const Params& base, const std::string& param,
+                           const std::string& value_text, const std::string& context);
+
 // The tables of the `output:` and `settings:` sections. Like the stage tables
 // they drive validation, the JSON schema and the docs.
 const std::vector<ParamSpec>& output_param_table();

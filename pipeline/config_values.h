@@ -25,6 +25,7 @@ class Diagnostics {
   std::string render(const std::string& path) const;
   // The exception parse_config throws with these problems.
   ConfigErrors error(const std::string& path) const { return ConfigErrors(path, sorted(), render(path)); }
+  const std::vector<Diagnostic>& list() const { return list_; }
 
  private:
   std::vector<Diagnostic> list_;

@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
   ffmpeg libffmpeg-nvenc-dev
+  libfontconfig-dev fonts-dejavu-core  # the labels of `stylepipe preview` (drawtext finds the font through fontconfig)
   libyaml-cpp-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libfftw3-dev
   mirrormagic-data  # real pixel-art tile sheets for the xbr oracle tests
