@@ -93,6 +93,8 @@ void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
   }
   connect_device_output();
   std::lock_guard lock(stats_mutex_);
+  stats_.stage_lanes = engine_->chain().lanes();
+  stats_.extra_lane_bytes = std::max<uint64_t>(stats_.extra_lane_bytes, engine_->chain().extra_lane_bytes());
   if (stats_.stages.size() != engine_->chain().size()) {
     stats_.stages.resize(engine_->chain().size());
     for (size_t i = 0; i < engine_->chain().size(); ++i) stats_.stages[i].name = engine_->chain().name(i);
@@ -119,11 +121,11 @@ void Transcoder::retire_engine() {
   engine_.reset();
 }
 
-void Transcoder::record_stage_counters() {
+void Transcoder::record_stage_counters(int lane) {
   const StageChain& chain = engine_->chain();
   std::lock_guard lock(stats_mutex_);
   for (size_t i = 0; i < chain.size() && i < stats_.stages.size(); ++i)
-    for (const auto& [name, value] : chain.counters(i)) stats_.stages[i].counters[name].add(value);
+    for (const auto& [name, value] : chain.counters(i, lane)) stats_.stages[i].counters[name].add(value);
 }
 
 void Transcoder::forward(WriteItem item) {
@@ -145,7 +147,7 @@ void Transcoder::flush_ready(bool wait_all) {
     const bool must_wait = wait_all || !engine_->can_submit();
     if (!must_wait && !engine_->oldest_ready()) return;
     EngineFrame done = engine_->take_oldest();
-    record_stage_counters();
+    record_stage_counters(done.lane);
     const int64_t tag = std::get<int64_t>(pending_.front());
     pending_.pop_front();
     const FrameMeta m = meta_.at(tag);

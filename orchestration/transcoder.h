@@ -87,7 +87,7 @@ class Transcoder {
   void retire_engine();
   void connect_device_output();
   std::thread release_device_early(const MediaReader& reader);
-  void record_stage_counters();
+  void record_stage_counters(int lane);
 
   const TranscodeOptions& options_;
   RunStats& stats_;

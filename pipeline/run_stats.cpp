@@ -81,6 +81,7 @@ nlohmann::json RunStats::to_json() const {
         {"buffers_live", pool.buffers_live},
         {"bytes_live", pool.bytes_live},
         {"high_water_bytes", pool.high_water_bytes}}},
+      {"stage_lanes", {{"lanes", stage_lanes}, {"extra_bytes", extra_lane_bytes}}},
       {"transfer_bytes",
        {{"host_to_device", traffic.host_to_device_bytes},
         {"device_to_host", traffic.device_to_host_bytes},

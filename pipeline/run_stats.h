@@ -54,6 +54,10 @@ struct RunStats {
   Samples upload_ms, convert_in_ms, convert_out_ms, download_ms;
   Samples latency_ms;  // frame fully read -> frame fully written
   PoolStats pool;
+  // Lanes of the stage chain (frames whose stages run at once) and the device
+  // memory the lanes past the first take.
+  int stage_lanes = 1;
+  uint64_t extra_lane_bytes = 0;
   EngineTraffic traffic;
   std::vector<std::string> warnings;
   std::string result = "ok";  // ok, interrupted, data error, ...
