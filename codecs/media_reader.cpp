@@ -5,6 +5,10 @@ extern "C" {
 #include <libavutil/imgutils.h>
 }
 
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <mutex>
 
@@ -146,6 +150,7 @@ void MediaReader::open_input() {
   }
   log_watch_->watch(format_);
   const std::string url = options_.url == "-" ? std::string("pipe:0") : options_.url;
+  if (options_.low_latency && options_.url == "-") live_pipe_fd_ = STDIN_FILENO;
   int r = avformat_open_input(&format_, url.c_str(), forced, &opts);  // frees format_ on failure
   av_dict_free(&opts);
   if (r < 0) {
@@ -345,6 +350,22 @@ void MediaReader::seek_to_start() {
   }
   if (options_.duration_seconds >= 0)
     end_us_ = file_start + shift_us_ + std::llround(options_.duration_seconds * AV_TIME_BASE);
+}
+
+// A live pipe: waits until the next bytes can be read, and notes when, so
+// that the timeline tells the source's delivery from our reading. Bytes
+// already buffered arrived earlier, at a moment not known: then it is now.
+void MediaReader::wait_for_input() {
+  const AVIOContext* pb = format_->pb;
+  if (live_pipe_fd_ >= 0 && pb && pb->buf_ptr >= pb->buf_end) {
+    pollfd p{live_pipe_fd_, POLLIN, 0};
+    // The timeout only lets Ctrl-C through; data wakes the poll at once.
+    while (!interrupted()) {
+      const int r = poll(&p, 1, 100);
+      if (r > 0 || (r < 0 && errno != EINTR)) break;
+    }
+  }
+  input_ready_at_ = std::chrono::steady_clock::now();
 }
 
 // Drops the video packets before the segment's keyframe. Past it without
