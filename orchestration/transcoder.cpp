@@ -299,6 +299,7 @@ int Transcoder::run(MediaReader& reader) {
   if (options_.low_latency) {
     try {
       resolve_backend();
+      prepare_live_output(reader);
     } catch (...) {
       failure_.set(std::current_exception());
     }
@@ -371,7 +372,7 @@ int Transcoder::run(MediaReader& reader) {
     stats_.result = *err;
     return int(ExitCode::data_error);
   }
-  if (!writer_) {
+  if (next_tag_ == 0) {  // (a live output is opened before any frame)
     log_error("{}: no video frames were decoded", options_.input.url);
     stats_.result = "no video frames";
     return int(ExitCode::data_error);

@@ -77,6 +77,7 @@ class Transcoder {
   void process_item(ReadItem& item, MediaReader& reader);
   void live_loop(MediaReader& reader);
   void reserve_live_stats(const MediaReader& reader);
+  void prepare_live_output(MediaReader& reader);
   static size_t startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader);
   bool device_ready() const;
   void resolve_backend();

@@ -2,9 +2,12 @@
 // sized before the first frame.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "orchestration/transcoder.h"
+#include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
+#include "pipeline/log.h"
 
 namespace sp::detail {
 
@@ -44,6 +47,39 @@ void Transcoder::reserve_live_stats(const MediaReader& reader) {
   for (Samples* s : {&stats_.latency_ms, &stats_.upload_ms, &stats_.convert_in_ms, &stats_.convert_out_ms,
                      &stats_.download_ms})
     s->reserve(frames);
+}
+
+// Live raw input: the engine, the encoder and the output's header are made
+// before the first frame arrives, from what the stream header says (a raw
+// pipe's --size and --pix-fmt), and a blank frame goes through the chain to
+// load its kernels and fill the buffer pool. Otherwise the first frame would
+// wait for all of that (~15 ms on the GPU). A chain with temporal state is
+// not warmed: the blank would become its history. A first frame of another
+// size or format reconfigures, as any change of size does.
+void Transcoder::prepare_live_output(MediaReader& reader) {
+  const VideoStreamInfo& video = reader.video();
+  // Raw pictures (rawvideo, y4m) are what their header says; a codec's
+  // stream may decode to another size or format than its header's.
+  if (writer_ || video.codec_name != "rawvideo" || video.size.width <= 0 || video.size.height <= 0) return;
+  DecodedFrame blank;
+  blank.frame = make_frame();
+  blank.frame->format = to_av(video.format);
+  blank.frame->width = video.size.width;
+  blank.frame->height = video.size.height;
+  const int r = av_frame_get_buffer(blank.frame.get(), 0);
+  if (r < 0) throw Error(ExitCode::internal, "cannot allocate a warm-up frame: " + av_error_text(r));
+  blank.format = video.format;
+  blank.color = video.color;
+  const PlanarView view = blank.view();
+  const PlaneLayout layout = plane_layout(view.format, view.width, view.height);
+  for (int i = 0; i < layout.count; ++i) std::memset(view.plane[i], 0, view.pitch[i] * layout.rows[i]);
+  start_video(blank, reader);
+  if (engine_->chain().any_temporal()) return;
+  const auto t0 = Clock::now();
+  engine_->submit(view, FrameInfo{}, -1);
+  engine_->take_oldest();  // its picture goes back to the pool
+  log_debug("live output ready; a warm-up frame took {:.2f} ms",
+            std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
 }
 
 }  // namespace sp::detail

@@ -256,5 +256,24 @@ TEST(LivePipe, Y4mOutputCarriesEveryFrameWhole) {
   expect_live_stats(stats);
 }
 
+// A live output opens before the first frame arrives; an input that ends
+// without one is still no video.
+TEST(LivePipe, InputWithoutFramesIsADataError) {
+  TempDir dir;
+  const std::string out = dir.file("out.y4m"), log = dir.file("log.txt");
+  // In a subshell: run_command's own 2>&1 must not send the messages into the output.
+  const CommandResult r = run_command("(" + shell_quote(stylepipe_binary()) + " run " + shell_quote(identity_config()) +
+                                      " -f rawvideo --pix-fmt rgba --size 256x240 --rate 60 -i - --low-latency"
+                                      " --progress none -f yuv4mpegpipe -o - < /dev/null 2> " + shell_quote(log) +
+                                      " > " + shell_quote(out) + ")");
+  std::ifstream log_file(log);
+  const std::string messages((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(r.exit_code, 65) << messages;
+  EXPECT_NE(messages.find("no video frames were decoded"), std::string::npos) << messages;
+  std::ifstream written(out, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.find("FRAME"), std::string::npos) << "a frame out of no input";
+}
+
 }  // namespace
 }  // namespace sp::test
