@@ -256,6 +256,38 @@ TEST(LivePipe, Y4mOutputCarriesEveryFrameWhole) {
   expect_live_stats(stats);
 }
 
+// drop-oldest keeps a reader thread ahead of the rest: frames fed as fast as
+// the pipe takes them are written or counted as dropped, and the timeline
+// covers each written one.
+TEST(LivePipe, DropOldestAccountsForEveryFrame) {
+  if (!xbr_stage()) GTEST_SKIP() << "the xbr stage is not built";
+  std::mt19937_64 rng(fresh_seed());
+  const std::vector<HostImage> frames = make_scene(rng);
+  TempDir dir;
+  const std::string config = write_xbr_config(dir), stats = dir.file("stats.json");
+  std::vector<std::string> args = live_args(config, stats);
+  args.insert(args.end() - 2, {"-f", "rawvideo", "--pix-fmt", "rgba", "--drop-policy", "drop-oldest"});
+  const LiveChild child = start_live(args);
+  ASSERT_GT(child.pid, 0);
+  std::thread producer([&] {
+    for (const auto& f : frames)
+      if (!write_all(child.to, f.pixels.data(), f.pixels.size())) break;
+    close(child.to);
+  });
+  std::vector<uint8_t> picture(size_t(kWidth * kScale) * kHeight * kScale * 4);
+  int received = 0;
+  while (read_all(child.from, picture.data(), picture.size())) ++received;
+  close(child.from);
+  producer.join();
+  EXPECT_EQ(exit_status(child.pid), 0);
+  const nlohmann::json s = nlohmann::json::parse(std::ifstream(stats));
+  EXPECT_EQ(s["frames"]["in"].get<int>(), kFrames);
+  EXPECT_EQ(s["frames"]["out"].get<int>(), received);
+  EXPECT_EQ(s["frames"]["out"].get<int>() + s["frames"]["dropped"].get<int>(), kFrames);
+  EXPECT_EQ(s["timeline"]["frames"].get<int>(), received);
+  EXPECT_EQ(s["timeline"]["steps_ms"]["latency"]["count"].get<int>(), received);
+}
+
 // A live output opens before the first frame arrives; an input that ends
 // without one is still no video.
 TEST(LivePipe, InputWithoutFramesIsADataError) {
