@@ -39,7 +39,7 @@ fi
 binary=${STYLEPIPE:-}
 if [ -z "$binary" ]; then
   if command -v nvidia-smi >/dev/null && [ -d .devkit ]; then
-    scripts/gpu-dev.sh stylepipe >/dev/null || { echo "live-tail: building stylepipe failed (/tmp/gpu-dev-build.log)" >&2; exit 70; }
+    scripts/gpu-dev.sh stylepipe || { echo "live-tail: building stylepipe failed" >&2; exit 70; }
     binary=build-gpu-dev/stylepipe
   else
     binary=build/stylepipe
