@@ -76,6 +76,14 @@ std::string rate_text(double rate) {
   return std::to_string(q.num) + "/" + std::to_string(q.den);
 }
 
+// A live pipe of 64 KB takes a frame of 256x240 RGBA (240 KB) in four
+// rounds of the source writing and us reading, each a wake-up; room for two
+// frames lets the source write one whole.
+void grow_live_pipe(int fd, const VideoStreamInfo& video) {
+  const int frame_bytes = av_image_get_buffer_size(video.decoder_format, video.size.width, video.size.height, 1);
+  if (frame_bytes > 0) grow_pipe(fd, 2 * size_t(frame_bytes));
+}
+
 }  // namespace
 
 MediaReader::MediaReader(const InputOptions& options) : options_(options) {
@@ -88,6 +96,7 @@ MediaReader::MediaReader(const InputOptions& options) : options_(options) {
     if (options_.decode_video) open_decoder();
     fill_video_info();
     seek_to_start();
+    if (live_pipe_fd_ >= 0) grow_live_pipe(live_pipe_fd_, video_);
   } catch (...) {
     release();  // a constructor that throws gets no destructor
     throw;
