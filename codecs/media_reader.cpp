@@ -364,17 +364,21 @@ void MediaReader::seek_to_start() {
 // A live pipe: waits until the next bytes can be read, and notes when, so
 // that the timeline tells the source's delivery from our reading. Bytes
 // already buffered arrived earlier, at a moment not known: then it is now.
-void MediaReader::wait_for_input() {
+// False when Ctrl-C came first: a read() now would block until the source
+// sends more, however long that takes.
+bool MediaReader::wait_for_input() {
   const AVIOContext* pb = format_->pb;
   if (live_pipe_fd_ >= 0 && pb && pb->buf_ptr >= pb->buf_end) {
     pollfd p{live_pipe_fd_, POLLIN, 0};
     // The timeout only lets Ctrl-C through; data wakes the poll at once.
-    while (!interrupted()) {
+    for (;;) {
+      if (interrupted()) return false;
       const int r = poll(&p, 1, 100);
       if (r > 0 || (r < 0 && errno != EINTR)) break;
     }
   }
   input_ready_at_ = std::chrono::steady_clock::now();
+  return true;
 }
 
 // Drops the video packets before the segment's keyframe. Past it without

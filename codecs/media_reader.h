@@ -185,7 +185,7 @@ class MediaReader {
   bool keep_packet(AVPacket* packet);
   bool before_awaited_keyframe(const AVPacket* packet);
   void note_video_packet(const AVPacket* packet);
-  void wait_for_input();
+  bool wait_for_input();
 
   std::optional<NvdecChoice> choose_hardware_decoder(const AVCodecParameters* stream);
   FramePtr take_device_frame(AVFrame* decoded, PixelFormat* format);

@@ -150,7 +150,10 @@ bool MediaReader::next(MediaItem& item) {
       continue;
     }
 
-    wait_for_input();
+    if (!wait_for_input()) {
+      stop_reading_ = true;  // interrupted: what was read still goes out
+      continue;
+    }
     const int r = av_read_frame(format_, packet_.get());
     check_demuxer_log();
     check_decoder_log();

@@ -38,7 +38,7 @@ fi
 
 binary=${STYLEPIPE:-}
 if [ -z "$binary" ]; then
-  if command -v nvidia-smi >/dev/null && [ -d .devkit ]; then
+  if { command -v nvidia-smi >/dev/null || [ -e /dev/nvidiactl ]; } && compgen -G ".devkit/*.tar.xz" >/dev/null; then
     scripts/gpu-dev.sh stylepipe || { echo "live-tail: building stylepipe failed" >&2; exit 70; }
     binary=build-gpu-dev/stylepipe
   else

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -286,6 +287,37 @@ TEST(LivePipe, DropOldestAccountsForEveryFrame) {
   EXPECT_EQ(s["frames"]["out"].get<int>() + s["frames"]["dropped"].get<int>(), kFrames);
   EXPECT_EQ(s["timeline"]["frames"].get<int>(), received);
   EXPECT_EQ(s["timeline"]["steps_ms"]["latency"]["count"].get<int>(), received);
+}
+
+// Ctrl-C while the source sends nothing (a paused emulator) ends the run;
+// it does not wait in the pipe for a frame that may never come.
+TEST(LivePipe, InterruptWhileTheSourceIsSilentEndsTheRun) {
+  std::mt19937_64 rng(fresh_seed());
+  const HostImage frame = synthetic_pixel_art(kWidth, kHeight, 8, rng);
+  TempDir dir;
+  std::vector<std::string> args = live_args(identity_config(), dir.file("stats.json"));
+  args.insert(args.end() - 2, {"-f", "rawvideo", "--pix-fmt", "rgba"});
+  const LiveChild child = start_live(args);
+  ASSERT_GT(child.pid, 0);
+  // One frame through shows the run is past its start-up and waiting for the next.
+  ASSERT_TRUE(write_all(child.to, frame.pixels.data(), frame.pixels.size()));
+  std::vector<uint8_t> out(frame.pixels.size());
+  ASSERT_TRUE(read_all(child.from, out.data(), out.size()));
+  EXPECT_EQ(out, frame.pixels);
+  kill(child.pid, SIGINT);
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 1000 && done == 0; ++i) {  // up to 10 s, the source still open
+    done = waitpid(child.pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const bool ended_with_source_open = done == child.pid;
+  close(child.to);
+  close(child.from);
+  if (done == 0) done = waitpid(child.pid, &status, 0);
+  EXPECT_TRUE(ended_with_source_open) << "the run waited for the source to close its pipe";
+  ASSERT_EQ(done, child.pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status;
 }
 
 // A live output opens before the first frame arrives; an input that ends
