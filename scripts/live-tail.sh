@@ -50,8 +50,9 @@ fi
 # The producer reads raw frames: decoding the clip on the fly would put its
 # own jitter into the pacing.
 size=$(ffprobe -v error -select_streams v -show_entries stream=width,height -of csv=s=x:p=0 "$clip" | head -1)
-raw=$out/clip_${size}.rgba
-[ -s "$raw" ] || ffmpeg -v error -y -i "$clip" -f rawvideo -pix_fmt rgba "$raw"
+# (Not under $OUT: the device tool would carry its ~470 MB back.)
+raw=${TMPDIR:-/tmp}/live-tail-$(basename "$clip" .mkv).rgba
+[ -s "$raw" ] && [ "$raw" -nt "$clip" ] || ffmpeg -v error -y -i "$clip" -f rawvideo -pix_fmt rgba "$raw"
 echo "clip: $clip ($size, $(( $(stat -c %s "$raw") / ($(echo "$size" | tr x '*') * 4) )) frames); ${seconds} s a run" \
      "through $config, backend $backend, $binary"
 
