@@ -55,7 +55,7 @@ nlohmann::json RunStats::to_json() const {
   }
   const double fps = wall_seconds > 0 ? frames_out / wall_seconds : 0;
   const double per_frame = frames_out > 0 ? 1.0 / frames_out : 0;
-  return {
+  nlohmann::json j = {
       {"result", result},
       {"input", input},
       {"output", output},
@@ -90,6 +90,8 @@ nlohmann::json RunStats::to_json() const {
         {"device_to_host_per_frame", traffic.device_to_host_bytes * per_frame}}},
       {"warnings", warnings},
   };
+  if (timeline.enabled()) j["timeline"] = timeline.to_json();
+  return j;
 }
 
 }  // namespace sp
