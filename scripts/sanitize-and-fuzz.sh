@@ -10,12 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 
+# CHECKS_CMAKE_ARGS adds configure arguments to both sanitizer builds (a
+# configuration without CUDA, say, which then builds no nvcc code at all).
 configure() {  # build_dir sanitizers [cmake args...]
   local dir=$1 sanitizers=$2
   shift 2
   # -O1 -g1: well under -O3's compile time, and reports with line numbers.
+  # shellcheck disable=SC2086
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DSTYLEPIPE_SANITIZE="$sanitizers" "$@" >/dev/null
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DSTYLEPIPE_SANITIZE="$sanitizers" "$@" ${CHECKS_CMAKE_ARGS:-} >/dev/null
 }
 
 # Reports go to files, one per process, because many come from the stylepipe
