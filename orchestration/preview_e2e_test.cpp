@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 
@@ -74,12 +75,12 @@ Picture decode_png(const std::string& path, int width, int height) {
   return p;
 }
 
-// Frame `index` of a separate CPU run of `config`, written as raw RGBA (lossless).
+// Frame `index` of a separate run of `config`, written as raw RGBA (lossless).
 Picture run_frame(const std::string& config, const std::string& input, int index, int width,
-                  int height, const std::string& extra = "") {
+                  int height, const std::string& extra = "", const std::string& backend = "cpu") {
   const std::string out = config + ".out.rgba";
   const CommandResult r = stylepipe("run " + shell_quote(config) + " -i " + shell_quote(input) + " " + extra +
-                                    " -f rawvideo --pix-fmt rgba -o " + shell_quote(out) + " --backend cpu -y");
+                                    " -f rawvideo --pix-fmt rgba -o " + shell_quote(out) + " --backend " + backend + " -y");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const std::vector<uint8_t> all = read_bytes(out);
   const size_t frame_bytes = size_t(width) * height * 4;
@@ -126,18 +127,19 @@ struct Preview {
   Picture sheet;
 };
 
-Preview run_preview(const TempDir& dir, const std::string& args) {
+Preview run_preview(const TempDir& dir, const std::string& args, const std::string& backend = "cpu") {
   Preview p;
   const std::string sheet = dir.file("sheet.png"), layout = dir.file("sheet.json");
   p.result = stylepipe_preview(args + " -o " + shell_quote(sheet) + " --layout-json " + shell_quote(layout) +
-                       " --backend cpu -y");
+                       " --backend " + backend + " -y");
   if (p.result.exit_code != 0) return p;
   p.layout = nlohmann::json::parse(read_bytes(layout));
   p.sheet = decode_png(sheet, p.layout["width"], p.layout["height"]);
   return p;
 }
 
-TEST(PreviewE2E, EveryTileEqualsTheFrameOfASeparateRunOfItsVariant) {
+// On `backend`, with `font_args` (--font FILE where fontconfig has none).
+void expect_every_tile_equals_a_separate_run(const std::string& backend, const std::string& font_args) {
   TempDir dir;
   std::mt19937_64 rng(fresh_seed());
   const int width = 64, height = 48;
@@ -149,7 +151,7 @@ TEST(PreviewE2E, EveryTileEqualsTheFrameOfASeparateRunOfItsVariant) {
   write_text(doubled, "pipeline:\n  - xbr: {scale: 2}\n");
   const Preview preview =
       run_preview(dir, shell_quote(base) + " -i " + shell_quote(input) + " --at 0.55 --vary pencil.line_length=3,9 " +
-                           "--vary pencil.gamma_s=0.5,2 --config " + shell_quote(doubled));
+                           "--vary pencil.gamma_s=0.5,2 --config " + shell_quote(doubled) + font_args, backend);
   ASSERT_EQ(preview.result.exit_code, 0) << preview.result.output;
   const int frame = 6;  // the first at or after 0.55 s at 10 fps
   EXPECT_NEAR(preview.layout["frame_seconds"].get<double>(), 0.6, 1e-6);
@@ -180,14 +182,23 @@ TEST(PreviewE2E, EveryTileEqualsTheFrameOfASeparateRunOfItsVariant) {
     if (!expected[i].yaml.empty()) {
       const std::string config = dir.file("variant" + std::to_string(i) + ".yaml");
       write_text(config, expected[i].yaml);
-      oracle = run_frame(config, input, frame, expected[i].width, expected[i].height);
+      oracle = run_frame(config, input, frame, expected[i].width, expected[i].height, "", backend);
     }
     EXPECT_EQ(max_difference(preview.sheet, tile, oracle), 0);
     EXPECT_GT(dark_label_pixels(preview.sheet, tile), 10) << "no text under the tile";
   }
   // The variants differ, so equal tiles would not have proved much.
-  EXPECT_NE(run_frame(dir.file("variant3.yaml"), input, frame, width, height).bytes,
-            run_frame(dir.file("variant4.yaml"), input, frame, width, height).bytes);
+  EXPECT_NE(run_frame(dir.file("variant3.yaml"), input, frame, width, height, "", backend).bytes,
+            run_frame(dir.file("variant4.yaml"), input, frame, width, height, "", backend).bytes);
+}
+
+TEST(PreviewE2E, EveryTileEqualsTheFrameOfASeparateRunOfItsVariant) { expect_every_tile_equals_a_separate_run("cpu", ""); }
+
+// The GPU machines have no fontconfig: SP_TEST_FONT names a font file there.
+TEST(PreviewE2E, CudaTilesEqualCudaRuns) {
+  SP_REQUIRE_CUDA();
+  const char* font = std::getenv("SP_TEST_FONT");
+  expect_every_tile_equals_a_separate_run("cuda", font && *font ? std::string(" --font ") + shell_quote(font) : "");
 }
 
 // pencil with temporal_smoothing 0.5 keeps an EMA of the tone histogram: it
