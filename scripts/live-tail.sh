@@ -10,6 +10,7 @@
 #   CONFIG=configs/xbr-live.yaml  BACKEND=auto|cuda|cpu  OUTPUTS="rgba y4m"  RUNS=1
 #   CLIP=.devkit/live/nes_scroller_256x240_60fps.mkv (scripts/make-emulator-clip.sh makes it)
 #   STYLEPIPE=path/to/stylepipe   OUT=folder for the stats (the device tool sets it)
+#   LIVE_OUTPUT=/dev/null writes there instead of the pipe (our side of the write without a reader)
 # On the GPU machine (no system FFmpeg) it sources scripts/devkit-env.sh and,
 # without STYLEPIPE, builds stylepipe into build-gpu-dev like scripts/gpu-dev.sh.
 set -euo pipefail
@@ -65,7 +66,7 @@ run_once() {  # OUTPUT_KIND RUN
   esac
   ffmpeg -v error -re -f rawvideo -pix_fmt rgba -s "$size" -r 60 -i "$raw" -t "$seconds" -c:v rawvideo -f rawvideo - |
     "$binary" run "$config" -f rawvideo --pix-fmt rgba --size "$size" --rate 60 -i - --low-latency \
-      "${format[@]}" -o - --backend "$backend" --progress none --stats-json "$stats" 2>"$out/$1_run$2.log" |
+      "${format[@]}" -o "${LIVE_OUTPUT:--}" --backend "$backend" --progress none --stats-json "$stats" 2>"$out/$1_run$2.log" |
     dd of=/dev/null bs=16M status=none
   local status=("${PIPESTATUS[@]}")
   if [ "${status[1]}" -ne 0 ]; then
