@@ -55,7 +55,7 @@ note "Depends: $depends"
 for lib in libavcodec libavformat libswscale libyaml-cpp libc6; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
-grep -qi "cuda" <<<"$depends" && fail "a CPU-only package depends on CUDA: $depends"
+grep -Eqi "libcuda|cudart|cufft|curand|nvidia" <<<"$depends" && fail "a CPU-only package depends on CUDA: $depends"
 
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for path in ./usr/bin/stylepipe ./usr/share/doc/stylepipe/copyright ./usr/share/man/man1/stylepipe.1.gz; do
