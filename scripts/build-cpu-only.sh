@@ -40,7 +40,11 @@ fi
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTYLEPIPE_CUDA=OFF ${CMAKE_EXTRA_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "${JOBS:-$(nproc)}"
 
-cuda_headers=$(ninja -C "$build_dir" -t deps | grep -E '^ +/usr/local/cuda|/cuda_runtime|/cuda\.h$' | sort -u || true)
+# The toolkit's headers, wherever it is installed (/usr/local/cuda*, or
+# /usr/include from Debian's nvidia-cuda-toolkit).
+cuda_headers=$(ninja -C "$build_dir" -t deps \
+  | grep -E '^ +(/usr/local/cuda|.*/(cuda_runtime|cuda_runtime_api|vector_types|cufft|curand)\.h$|/usr/include/cuda\.h$)' \
+  | sort -u || true)
 if [ -n "$cuda_headers" ]; then
   echo "build-cpu-only: the CPU-only build included CUDA headers:" >&2
   echo "$cuda_headers" | head -5 >&2
