@@ -39,6 +39,7 @@ struct RunArguments {
   std::optional<double> segment_seconds;
   std::string workdir;
   bool keep_segments = false;
+  bool worker_processes = false;
 };
 
 struct BenchArguments {

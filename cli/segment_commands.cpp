@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <thread>
 
 #include "orchestration/concat.h"
@@ -83,6 +85,9 @@ void add_parallel_arguments(CLI::App& run, RunArguments& a) {
       ->check(CLI::Range(1, 256));
   run.add_option("--devices", a.devices, "GPUs the --jobs workers spread over: all, or a list like 0,1 (0,0: two on GPU 0)");
   run.add_flag("--keep-segments", a.keep_segments, "Keep the work directory after --jobs joined the output");
+  run.add_flag("--worker-processes", a.worker_processes,
+               "Run each --jobs worker as its own process (its own CUDA context; a crash stays in its worker). "
+               "Default: threads sharing one context, or processes when --devices names several GPUs");
   add_segment_arguments(run, a);
 }
 
@@ -96,8 +101,10 @@ void check_run_arguments(const RunArguments& a) {
   if (a.config_path.empty() || a.input.empty() || a.output.empty())
     throw Error(ExitCode::usage, "run needs CONFIG, -i INPUT and -o OUTPUT (or --manifest M for one segment of a plan)");
   if (a.index || a.force) throw Error(ExitCode::usage, "--index and --force go with --manifest");
-  if (a.jobs == 0 && (!a.devices.empty() || a.segments || a.segment_seconds || !a.workdir.empty() || a.keep_segments))
-    throw Error(ExitCode::usage, "--devices, --segments, --segment-seconds, --workdir and --keep-segments go with --jobs");
+  if (a.jobs == 0 && (!a.devices.empty() || a.segments || a.segment_seconds || !a.workdir.empty() || a.keep_segments ||
+                     a.worker_processes))
+    throw Error(ExitCode::usage,
+                "--devices, --segments, --segment-seconds, --workdir, --keep-segments and --worker-processes go with --jobs");
 }
 
 int cmd_plan(const RunArguments& a) {
@@ -131,23 +138,26 @@ int cmd_run_parallel(const RunArguments& a, const std::string& log_level) {
     if (a.backend == "cpu") throw Error(ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
     o.devices = parse_device_list(a.devices, cuda_device_count());
   }
+  // Worker threads share one CUDA context: it starts while the input is planned.
+  std::future<void> context;
+  const bool threads = !a.worker_processes && std::all_of(o.devices.begin(), o.devices.end(), [](int d) { return d == 0; });
+  if (a.backend != "cpu" && threads && cuda_device_available())
+    context = std::async(std::launch::async, start_cuda_context);
   const auto planning = std::chrono::steady_clock::now();
   Manifest m = make_plan(plan_request(a, a.jobs));
   save_plan(m);
   o.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
   log_info("{} segments ({} warm-up frames each) in {}, {} at a time", m.segments.size(), m.warmup_frames, m.workdir,
            a.jobs);
-  if (a.frames_in_flight) o.worker_flags.insert(o.worker_flags.end(), {"--frames-in-flight", std::to_string(*a.frames_in_flight)});
-  if (a.queue_depth) o.worker_flags.insert(o.worker_flags.end(), {"--queue-depth", std::to_string(*a.queue_depth)});
+  o.worker = worker_overrides(a);
   // N encoders each taking every core would fight over them: each gets its share.
-  const int threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / a.jobs))));
-  o.worker_flags.insert(o.worker_flags.end(), {"--threads", std::to_string(threads)});
-  o.worker_flags.insert(o.worker_flags.end(), {"--log-level", a.quiet ? "error" : log_level});
-  ProgressMode mode = ProgressMode::automatic;
-  parse_progress_mode(a.progress, &mode);
-  o.progress = a.quiet ? ProgressMode::none : mode;
+  o.worker.threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / a.jobs))));
+  o.log_level = a.quiet ? "error" : log_level;
+  o.worker_processes = a.worker_processes;
+  o.progress = o.worker.progress;
   o.stats_json_path = a.stats_json;
   o.keep_segments = a.keep_segments;
+  if (context.valid()) context.get();
   install_interrupt_handlers();
   return run_parallel(m, o);
 }

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -72,8 +75,12 @@ AVRational output_time_base(const OutputPlan& plan, const std::string& output, c
 // base, one read ahead so that the last one is known.
 class JoinedVideo {
  public:
-  JoinedVideo(const std::vector<SegmentToJoin>& segments, AVRational output_time_base)
-      : segments_(segments), time_base_(output_time_base), ahead_(make_packet()) {
+  // The k-th segment to join; nullopt after the last one. It may block until
+  // that segment is finished.
+  using Segments = std::function<std::optional<SegmentToJoin>(size_t k)>;
+
+  JoinedVideo(Segments segments, AVRational output_time_base)
+      : segments_(std::move(segments)), time_base_(output_time_base), ahead_(make_packet()) {
     have_ahead_ = read(ahead_.get());
   }
 
@@ -91,9 +98,9 @@ class JoinedVideo {
   bool read(AVPacket* packet) {
     for (;;) {
       if (!file_) {
-        if (next_segment_ == segments_.size()) return false;
-        const SegmentToJoin& s = segments_[next_segment_++];
-        file_ = std::make_unique<SegmentFile>(s.index, s.path);
+        const std::optional<SegmentToJoin> s = segments_(next_segment_++);
+        if (!s) return false;
+        file_ = std::make_unique<SegmentFile>(s->index, s->path);
       }
       if (file_->read(packet)) break;
       file_.reset();
@@ -114,7 +121,7 @@ class JoinedVideo {
     return true;
   }
 
-  const std::vector<SegmentToJoin>& segments_;
+  Segments segments_;
   AVRational time_base_;
   size_t next_segment_ = 0;
   std::unique_ptr<SegmentFile> file_;
@@ -196,11 +203,14 @@ Joined join(JoinedVideo& video, MediaReader& input, Muxer& muxer, bool whole_vid
 
 }  // namespace
 
-ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& options) {
-  check_input_unchanged(manifest);
+namespace {
+
+// Opens the input and a muxer on a temporary name beside the output (set up
+// from the first segment), joins the segments that `segments` gives and
+// renames the output. Nothing is left behind on failure.
+ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, const SegmentToJoin& first,
+                              JoinedVideo::Segments segments, bool whole_video) {
   const std::string& output = manifest.output.path;
-  const OutputPlan plan = output_plan(manifest, options);
-  const std::vector<SegmentToJoin> segments = segments_to_join(manifest, options.finished_prefix_only);
   InputOptions input_options;
   input_options.url = manifest.input_path;
   input_options.decode_video = false;
@@ -208,12 +218,10 @@ ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& opti
   ParametersPtr video_parameters;
   AVRational time_base;
   {
-    const SegmentFile first(segments.front().index, segments.front().path);
-    time_base = output_time_base(plan, output, first.video(), input.video());
-    video_parameters = output_video_parameters(first);
+    const SegmentFile first_file(first.index, first.path);
+    time_base = output_time_base(plan, output, first_file.video(), input.video());
+    video_parameters = output_video_parameters(first_file);
   }
-  const bool whole_video = segments.size() == manifest.segments.size() && !segments.back().unfinished;
-
   MuxerOptions muxer_options;
   muxer_options.plan = plan;
   muxer_options.plan.ffmpeg_url = temporary_output_path(output);
@@ -223,7 +231,7 @@ ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& opti
   Muxer muxer(muxer_options, video, input.copy_streams(), input.metadata());
   ConcatResult result;
   try {
-    JoinedVideo joined_video(segments, muxer.video_stream()->time_base);
+    JoinedVideo joined_video(std::move(segments), muxer.video_stream()->time_base);
     const Joined joined = join(joined_video, input, muxer, whole_video);
     muxer.finish();
     std::error_code ec;
@@ -235,11 +243,77 @@ ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& opti
     muxer.discard();
     throw;
   }
-  result.segments = int(segments.size());
   result.output = output;
-  log_info("{}: joined {} of {} segments ({} frames, {} copied packets)", output, result.segments,
-           manifest.segments.size(), result.frames, result.packets_copied);
   return result;
+}
+
+void log_joined(const Manifest& manifest, const ConcatResult& result) {
+  log_info("{}: joined {} of {} segments ({} frames, {} copied packets)", result.output, result.segments,
+           manifest.segments.size(), result.frames, result.packets_copied);
+}
+
+// Thrown inside the join when the segment it waits for will not come.
+struct JoinAbandoned {};
+
+}  // namespace
+
+ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& options) {
+  check_input_unchanged(manifest);
+  const OutputPlan plan = output_plan(manifest, options);
+  const std::vector<SegmentToJoin> segments = segments_to_join(manifest, options.finished_prefix_only);
+  const bool whole_video = segments.size() == manifest.segments.size() && !segments.back().unfinished;
+  auto listed = [&segments](size_t k) { return k < segments.size() ? std::optional(segments[k]) : std::nullopt; };
+  ConcatResult result = join_into_output(manifest, plan, segments.front(), listed, whole_video);
+  result.segments = int(segments.size());
+  log_joined(manifest, result);
+  return result;
+}
+
+SegmentArrivals::SegmentArrivals(size_t segments) : finished_(segments, false) {}
+
+void SegmentArrivals::finished(int index) {
+  {
+    std::lock_guard lock(mutex_);
+    finished_.at(size_t(index)) = true;
+  }
+  changed_.notify_all();
+}
+
+void SegmentArrivals::abandon() {
+  {
+    std::lock_guard lock(mutex_);
+    abandoned_ = true;
+  }
+  changed_.notify_all();
+}
+
+bool SegmentArrivals::wait_for(int index) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return abandoned_ || finished_.at(size_t(index)); });
+  return !abandoned_;
+}
+
+std::optional<ConcatResult> concat_segments_as_they_finish(const Manifest& manifest, SegmentArrivals& arrivals) {
+  const OutputPlan plan = output_plan(manifest, ConcatOptions{});
+  SegmentChecker checker(manifest);
+  auto arrived = [&](size_t k) -> std::optional<SegmentToJoin> {
+    if (k == manifest.segments.size()) return std::nullopt;
+    if (!arrivals.wait_for(int(k))) throw JoinAbandoned{};
+    SegmentToJoin segment{int(k), manifest.segment_path(int(k))};
+    checker.check(segment);
+    return segment;
+  };
+  try {
+    const std::optional<SegmentToJoin> first = arrived(0);
+    // Segment 0 was checked already: the join starts from it again.
+    auto rest = [&, first](size_t k) { return k == 0 ? first : arrived(k); };
+    ConcatResult result = join_into_output(manifest, plan, *first, rest, true);
+    result.segments = int(manifest.segments.size());
+    log_joined(manifest, result);
+    return result;
+  } catch (const JoinAbandoned&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace sp

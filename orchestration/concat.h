@@ -2,8 +2,11 @@
 // Joins the segments of a plan into its output: video packets copied from the
 // segment files, never re-encoded; audio, subtitles and metadata copied once
 // from the input, so they are never cut at a seam.
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "orchestration/manifest.h"
 
@@ -31,5 +34,28 @@ struct ConcatResult {
 // written. The output is written under a temporary name beside it and
 // renamed when complete.
 ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& options);
+
+// Segments of a run in progress, announced as they finish, in any order.
+class SegmentArrivals {
+ public:
+  explicit SegmentArrivals(size_t segments);
+  void finished(int index);  // its final file is in place
+  void abandon();            // the rest will not come (a failure, Ctrl-C)
+  // Blocks until segment `index` is finished (true) or the run is abandoned.
+  bool wait_for(int index);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<bool> finished_;
+  bool abandoned_ = false;
+};
+
+// The concat of a `--jobs` run, joining each segment as soon as it and those
+// before it are finished, so that only the last ones are copied after the
+// workers end. Each segment is checked as it comes; a failed check throws
+// (the temporary output is removed, the output untouched). Returns nullopt,
+// having removed the temporary output, when the arrivals are abandoned.
+std::optional<ConcatResult> concat_segments_as_they_finish(const Manifest& manifest, SegmentArrivals& arrivals);
 
 }  // namespace sp

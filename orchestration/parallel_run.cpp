@@ -1,27 +1,20 @@
 #include "orchestration/parallel_run.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
+#include <thread>
 
 #include "orchestration/concat.h"
+#include "orchestration/workers.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 
@@ -30,100 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Worker {
-  int index = -1;
-  pid_t pid = -1;
-  int output_fd = -1;    // the worker's stderr: progress records and log lines
-  std::string pending;   // a line not yet complete
-  int64_t frames = 0;
-  double first_media_seconds = -1, media_seconds = 0;  // of its frames, in the input's clock
-  int device = -1;
-};
-
-std::string visible_device(int ordinal) {
-  // Ordinals count what this process sees; pass the child the same device.
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!visible || !*visible) return std::to_string(ordinal);
-  std::vector<std::string> ids;
-  std::stringstream list(visible);
-  for (std::string id; std::getline(list, id, ',');) ids.push_back(id);
-  return ordinal < int(ids.size()) ? ids[size_t(ordinal)] : std::to_string(ordinal);
-}
-
-Worker spawn_worker(const Manifest& m, int index, int device, const ParallelRunOptions& o) {
-  std::vector<std::string> args = {"stylepipe", "run", "--manifest", m.path, "--index", std::to_string(index),
-                                   "--progress", "json", "--stats-json",
-                                   (fs::path(m.workdir) / fmt::format("segment_{:04}.stats.json", index)).string()};
-  args.insert(args.end(), o.worker_flags.begin(), o.worker_flags.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (device < 0 || std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env.emplace_back(*e);
-  if (device >= 0) env.push_back("CUDA_VISIBLE_DEVICES=" + visible_device(device));
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0 || fcntl(fds[0], F_SETFL, O_NONBLOCK) != 0)
-    throw Error(ExitCode::io_error, "cannot create a pipe for a worker");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  // Its own process group: a terminal's Ctrl-C reaches only us, and we pass
-  // on exactly one SIGINT (a second one would end a worker before it
-  // finalizes its segment).
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = -1;
-  const int r = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (r != 0) {
-    close(fds[0]);
-    throw Error(ExitCode::internal, std::string("cannot start a worker: ") + std::strerror(r));
-  }
-  Worker w;
-  w.index = index;
-  w.pid = pid;
-  w.output_fd = fds[0];
-  w.device = device;
-  return w;
-}
-
-// A worker's stderr: NDJSON progress records are summed into ours, log lines
-// are passed on with the segment named.
-void take_lines(Worker& w, bool at_end) {
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = read(w.output_fd, buffer, sizeof buffer);
-    if (n <= 0) break;
-    w.pending.append(buffer, size_t(n));
-    if (!at_end) break;
-  }
-  size_t start = 0;
-  for (size_t end; (end = w.pending.find('\n', start)) != std::string::npos; start = end + 1) {
-    const std::string line = w.pending.substr(start, end - start);
-    if (!line.empty() && line.front() == '{') {
-      const auto record = nlohmann::json::parse(line, nullptr, false);
-      if (!record.is_discarded() && record.contains("frame")) {
-        w.frames = record.value("frame", int64_t(0));
-        w.media_seconds = record.value("media_seconds", 0.0);
-        if (w.first_media_seconds < 0 && w.frames > 0) w.first_media_seconds = w.media_seconds;
-        continue;
-      }
-    }
-    std::fprintf(stderr, "segment %d: %s\n", w.index, line.c_str());
-  }
-  w.pending.erase(0, start);
-}
-
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
   if (!in) return nullptr;
@@ -131,6 +30,43 @@ nlohmann::json read_json(const fs::path& path) {
   text << in.rdbuf();
   return nlohmann::json::parse(text.str(), nullptr, false);
 }
+
+// Threads share this process's one device; other devices take processes,
+// each seeing only its own GPU.
+bool workers_as_threads(const ParallelRunOptions& o) {
+  return !o.worker_processes &&
+         std::all_of(o.devices.begin(), o.devices.end(), [](int device) { return device == 0; });
+}
+
+// The concat of a threads run, joining segments while the workers make the
+// later ones. Its failure stops the workers.
+class StreamedConcat {
+ public:
+  StreamedConcat(const Manifest& m, SegmentArrivals& arrivals, std::atomic<bool>& stop)
+      : thread_([&m, &arrivals, &stop, this] {
+          set_thread_log_context("concat");
+          try {
+            result_ = concat_segments_as_they_finish(m, arrivals);
+          } catch (...) {
+            error_ = std::current_exception();
+            stop = true;
+          }
+        }) {}
+  ~StreamedConcat() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // The joined output; nullopt if abandoned. Rethrows the concat's failure.
+  std::optional<ConcatResult> finish() {
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+    return result_;
+  }
+
+ private:
+  std::optional<ConcatResult> result_;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -161,90 +97,61 @@ std::vector<int> parse_device_list(const std::string& text, int devices_present)
 int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
   const auto t0 = Clock::now();
   ProgressReporter progress(o.progress, m.input_duration_seconds, -1);
-  std::map<int, Worker> running;  // by pid
-  std::map<int, int> exit_codes;  // by segment
-  std::map<int, int> devices_used;  // by segment
-  std::vector<int64_t> frames_done(m.segments.size(), 0);
-  std::vector<double> media_done(m.segments.size(), 0);
-  int next = 0, slot = 0, failure = 0;
-  bool stopping = false;
-
-  auto segment_media = [](const Worker& w) { return w.first_media_seconds < 0 ? 0.0 : w.media_seconds - w.first_media_seconds; };
-  while (next < int(m.segments.size()) || !running.empty()) {
-    if (!stopping && (interrupted() || failure)) {
-      stopping = true;
-      for (auto& [pid, w] : running) kill(pid, SIGINT);
+  WorkersOutcome workers;
+  std::optional<ConcatResult> joined;
+  double workers_seconds = 0;
+  if (workers_as_threads(o)) {
+    SegmentArrivals arrivals(m.segments.size());
+    std::atomic<bool> stop{false};
+    StreamedConcat concat(m, arrivals, stop);
+    workers = run_worker_threads(m, o, progress, arrivals, stop);
+    workers_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    try {
+      joined = concat.finish();
+    } catch (const Error& e) {
+      // Ctrl-C ends the concat too; what was finished is joined below.
+      if (!interrupted()) throw;
     }
-    while (!stopping && next < int(m.segments.size()) && int(running.size()) < o.jobs) {
-      const int device = o.devices.empty() ? -1 : o.devices[size_t(slot++ % int(o.devices.size()))];
-      Worker w = spawn_worker(m, next++, device, o);
-      running.emplace(w.pid, std::move(w));
-    }
-    if (running.empty()) break;
-    std::vector<pollfd> fds;
-    for (auto& [pid, w] : running) fds.push_back({w.output_fd, POLLIN, 0});
-    poll(fds.data(), fds.size(), 200);
-    for (auto& [pid, w] : running) take_lines(w, false);
-
-    int status = 0;
-    for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
-      auto it = running.find(pid);
-      if (it == running.end()) continue;
-      Worker& w = it->second;
-      take_lines(w, true);
-      close(w.output_fd);
-      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      exit_codes[w.index] = code;
-      devices_used[w.index] = w.device;
-      frames_done[size_t(w.index)] = w.frames;
-      media_done[size_t(w.index)] = segment_media(w);
-      if (code != 0 && code != int(ExitCode::interrupted) && !failure) {
-        log_error("segment {} failed (exit {}); stopping the other workers", w.index, code);
-        failure = code;
-      }
-      running.erase(it);
-    }
-    int64_t frames = 0;
-    double media = 0;
-    for (size_t i = 0; i < frames_done.size(); ++i) frames += frames_done[i], media += media_done[i];
-    for (auto& [pid, w] : running) frames += w.frames, media += segment_media(w);
-    progress.update(frames, media);
+  } else {
+    workers = run_worker_processes(m, o, progress);
+    workers_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   }
-  int64_t total_frames = 0;
-  double total_media = 0;
-  for (size_t i = 0; i < frames_done.size(); ++i) total_frames += frames_done[i], total_media += media_done[i];
-  progress.finish(total_frames, total_media);
-  if (failure) {
+  if (workers.failure) {
     log_error("the finished segments stay in {}; the same command again redoes only the others", m.workdir);
-    return failure;
+    return workers.failure;
   }
 
-  const double workers_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const bool was_interrupted = interrupted();
   acknowledge_interrupt();  // the workers have stopped; joining what they finished must not stop too
-  ConcatOptions concat;
-  concat.finished_prefix_only = was_interrupted;
-  const ConcatResult joined = concat_segments(m, concat);
+  if (!joined) {
+    ConcatOptions concat;
+    concat.finished_prefix_only = was_interrupted;
+    joined = concat_segments(m, concat);
+  }
   const double wall = o.plan_seconds + std::chrono::duration<double>(Clock::now() - t0).count();
+  // With worker threads most of the concat ran beside them: this is what was left after.
   const double concat_seconds = wall - o.plan_seconds - workers_seconds;
 
   if (!o.stats_json_path.empty()) {
     nlohmann::json segments = nlohmann::json::array();
     for (size_t i = 0; i < m.segments.size(); ++i) {
       nlohmann::json s = read_json(fs::path(m.workdir) / fmt::format("segment_{:04}.stats.json", i));
-      nlohmann::json entry = {{"index", i}, {"exit_code", exit_codes.count(int(i)) ? exit_codes[int(i)] : 0}, {"stats", s}};
-      if (devices_used.count(int(i)) && devices_used[int(i)] >= 0) entry["device"] = devices_used[int(i)];
+      const auto code = workers.exit_codes.find(int(i));
+      nlohmann::json entry = {{"index", i}, {"exit_code", code == workers.exit_codes.end() ? 0 : code->second}, {"stats", s}};
+      const auto device = workers.devices_used.find(int(i));
+      if (device != workers.devices_used.end() && device->second >= 0) entry["device"] = device->second;
       segments.push_back(entry);
     }
     const nlohmann::json stats = {{"input", m.input_path},
-                                  {"output", joined.output},
+                                  {"output", joined->output},
                                   {"jobs", o.jobs},
+                                  {"workers", workers_as_threads(o) ? "threads" : "processes"},
                                   {"devices", o.devices},
-                                  {"frames", {{"out", joined.frames}}},
+                                  {"frames", {{"out", joined->frames}}},
                                   {"wall_seconds", wall},
                                   {"phases_seconds",
                                    {{"plan", o.plan_seconds}, {"workers", workers_seconds}, {"concat", concat_seconds}}},
-                                  {"fps", wall > 0 ? joined.frames / wall : 0},
+                                  {"fps", wall > 0 ? joined->frames / wall : 0},
                                   {"result", was_interrupted ? "interrupted" : "ok"},
                                   {"segments", segments}};
     std::ofstream out(o.stats_json_path);
@@ -252,12 +159,12 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     if (!out) log_error("{}: cannot write stats", o.stats_json_path);
   }
   if (was_interrupted) {
-    log_warning("interrupted: {} frames of the finished segments were joined into {}", joined.frames, joined.output);
+    log_warning("interrupted: {} frames of the finished segments were joined into {}", joined->frames, joined->output);
     return int(ExitCode::interrupted);
   }
-  log_info("{} segments, {} frames in {:.2f} s ({:.1f} fps; plan {:.2f} s, workers {:.2f} s, concat {:.2f} s) -> {}",
-           joined.segments, joined.frames, wall, joined.frames / wall, o.plan_seconds, workers_seconds, concat_seconds,
-           joined.output);
+  log_info("{} segments, {} frames in {:.2f} s ({:.1f} fps; plan {:.2f} s, workers {:.2f} s, concat after them {:.2f} s) -> {}",
+           joined->segments, joined->frames, wall, joined->frames / wall, o.plan_seconds, workers_seconds,
+           concat_seconds, joined->output);
   if (!o.keep_segments) {
     std::error_code ec;
     fs::remove_all(m.workdir, ec);

@@ -1,11 +1,13 @@
 #pragma once
-// `stylepipe run CONFIG -i IN -o OUT --jobs N`: a plan, N worker processes at
-// a time (each its own decoder session, CUDA context, streams and encoder),
-// then the concat, in one command.
+// `stylepipe run CONFIG -i IN -o OUT --jobs N`: a plan, N workers at a time
+// (each its own decoder session, streams and encoder), and the concat, in one
+// command. Workers are threads sharing one CUDA context, or processes (each
+// its own context and GPU) with several devices or on request.
 #include <string>
 #include <vector>
 
 #include "orchestration/manifest.h"
+#include "orchestration/segment_plan.h"
 #include "pipeline/progress.h"
 
 namespace sp {
@@ -18,7 +20,9 @@ std::vector<int> parse_device_list(const std::string& text, int devices_present)
 struct ParallelRunOptions {
   int jobs = 1;
   std::vector<int> devices;  // worker k runs on devices[k % size]; empty: no CUDA_VISIBLE_DEVICES change
-  std::vector<std::string> worker_flags;  // passed on: --backend, --hwdec, --encoder, --frames-in-flight, ...
+  WorkerOverrides worker;  // frames in flight, queue depth, codec threads
+  std::string log_level = "info";  // of worker processes
+  bool worker_processes = false;  // one process per worker even on one device (a crash stays in its worker)
   ProgressMode progress = ProgressMode::automatic;
   std::string stats_json_path;
   bool keep_segments = false;  // the work directory stays after a successful concat

@@ -88,89 +88,81 @@ std::string tag_value(const AVDictionary* tags, const char* key) {
   return e ? e->value : "";
 }
 
-class SegmentChecker {
- public:
-  explicit SegmentChecker(const Manifest& m) : manifest_(m) {}
+}  // namespace
 
-  // Reads the whole file: the frames are counted and their times checked.
-  void check(SegmentToJoin& segment) {
-    SegmentFile file(segment.index, segment.path);
-    check_tags(file, segment.index);
-    check_format(file);
-    check_frames(file, segment);
+SegmentChecker::SegmentChecker(const Manifest& m) : manifest_(m) {}
+SegmentChecker::~SegmentChecker() = default;
+
+void SegmentChecker::check(SegmentToJoin& segment) {
+  SegmentFile file(segment.index, segment.path);
+  check_tags(file, segment.index);
+  check_format(file);
+  check_frames(file, segment);
+}
+
+void SegmentChecker::check_tags(const SegmentFile& file, int index) const {
+  const std::string plan = tag_value(file.tags(), kPlanIdTag);
+  if (plan.empty()) throw Error(ExitCode::data_error, file.name() + " is not a segment of a stylepipe plan (it has no " + kPlanIdTag + " tag)");
+  if (plan != manifest_.plan_id)
+    throw Error(ExitCode::data_error, fmt::format("{} belongs to another plan ({}; this plan is {})", file.name(), plan, manifest_.plan_id));
+  const std::string written_index = tag_value(file.tags(), kSegmentIndexTag);
+  if (written_index != std::to_string(index))
+    throw Error(ExitCode::data_error, fmt::format("{} was written as segment '{}' of the plan", file.name(), written_index));
+}
+
+void SegmentChecker::check_format(const SegmentFile& file) {
+  const AVCodecParameters& p = *file.video().codecpar;
+  if (!first_) {
+    first_ = file.name();
+    first_time_base_ = file.video().time_base;
+    first_parameters_.reset(avcodec_parameters_alloc());
+    if (!first_parameters_ || avcodec_parameters_copy(first_parameters_.get(), &p) < 0) throw std::bad_alloc();
+    return;
   }
+  const AVCodecParameters& f = *first_parameters_;
+  if (p.codec_id != f.codec_id || p.width != f.width || p.height != f.height || p.format != f.format)
+    throw Error(ExitCode::data_error, fmt::format("{} is {}, {} is {}", file.name(), describe(p), *first_, describe(f)));
+  if (!same_extradata(p, f))
+    throw Error(ExitCode::data_error, fmt::format("{} has other codec setup data (extradata) than {}", file.name(), *first_));
+  const AVRational tb = file.video().time_base;
+  if (av_cmp_q(tb, first_time_base_) != 0)
+    throw Error(ExitCode::data_error, fmt::format("{} has time base {}/{}, {} has {}/{}", file.name(), tb.num, tb.den,
+                                                  *first_, first_time_base_.num, first_time_base_.den));
+}
 
- private:
-  void check_tags(const SegmentFile& file, int index) const {
-    const std::string plan = tag_value(file.tags(), kPlanIdTag);
-    if (plan.empty()) throw Error(ExitCode::data_error, file.name() + " is not a segment of a stylepipe plan (it has no " + kPlanIdTag + " tag)");
-    if (plan != manifest_.plan_id)
-      throw Error(ExitCode::data_error, fmt::format("{} belongs to another plan ({}; this plan is {})", file.name(), plan, manifest_.plan_id));
-    const std::string written_index = tag_value(file.tags(), kSegmentIndexTag);
-    if (written_index != std::to_string(index))
-      throw Error(ExitCode::data_error, fmt::format("{} was written as segment '{}' of the plan", file.name(), written_index));
+void SegmentChecker::check_frames(SegmentFile& file, SegmentToJoin& segment) const {
+  const SegmentPlan& plan = manifest_.segments.at(size_t(segment.index));
+  const AVRational tb = file.video().time_base;
+  const auto near = AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
+  const int64_t begin = plan.begin_pts ? av_rescale_q_rnd(*plan.begin_pts, manifest_.time_base, tb, near) : INT64_MIN;
+  const int64_t end = plan.end_pts ? av_rescale_q_rnd(*plan.end_pts, manifest_.time_base, tb, near) : INT64_MAX;
+  PacketPtr packet = make_packet();
+  segment.frames = 0;
+  while (file.read(packet.get())) {
+    const int64_t pts = packet->pts;
+    const bool key = packet->flags & AV_PKT_FLAG_KEY;
+    av_packet_unref(packet.get());
+    if (pts == AV_NOPTS_VALUE) throw Error(ExitCode::data_error, fmt::format("{} has a frame without a timestamp", file.name()));
+    if (pts < begin || pts >= end)
+      throw Error(ExitCode::data_error,
+                  fmt::format("{} has a frame at {:.3f} s (pts {}), outside its range {}", file.name(),
+                              pts * av_q2d(tb), pts, range_text(plan)));
+    if (segment.frames == 0 && !key)
+      throw Error(ExitCode::data_error, file.name() + " does not start with a keyframe");
+    ++segment.frames;
   }
+  // An interrupted segment may have stopped before its first picture.
+  if (segment.frames == 0 && !segment.unfinished) throw Error(ExitCode::data_error, file.name() + " has no frames");
+}
 
-  void check_format(const SegmentFile& file) {
-    const AVCodecParameters& p = *file.video().codecpar;
-    if (!first_) {
-      first_ = file.name();
-      first_time_base_ = file.video().time_base;
-      first_parameters_.reset(avcodec_parameters_alloc());
-      if (!first_parameters_ || avcodec_parameters_copy(first_parameters_.get(), &p) < 0) throw std::bad_alloc();
-      return;
-    }
-    const AVCodecParameters& f = *first_parameters_;
-    if (p.codec_id != f.codec_id || p.width != f.width || p.height != f.height || p.format != f.format)
-      throw Error(ExitCode::data_error, fmt::format("{} is {}, {} is {}", file.name(), describe(p), *first_, describe(f)));
-    if (!same_extradata(p, f))
-      throw Error(ExitCode::data_error, fmt::format("{} has other codec setup data (extradata) than {}", file.name(), *first_));
-    const AVRational tb = file.video().time_base;
-    if (av_cmp_q(tb, first_time_base_) != 0)
-      throw Error(ExitCode::data_error, fmt::format("{} has time base {}/{}, {} has {}/{}", file.name(), tb.num, tb.den,
-                                                    *first_, first_time_base_.num, first_time_base_.den));
-  }
+std::string SegmentChecker::range_text(const SegmentPlan& plan) const {
+  const double tb = av_q2d(manifest_.time_base);
+  const std::string begin = plan.begin_pts ? fmt::format("{:.3f} s", *plan.begin_pts * tb) : "the start";
+  const std::string end = plan.end_pts ? fmt::format("{:.3f} s", *plan.end_pts * tb) : "the end";
+  return fmt::format("[{}, {})", begin, end);
+}
 
-  void check_frames(SegmentFile& file, SegmentToJoin& segment) const {
-    const SegmentPlan& plan = manifest_.segments.at(size_t(segment.index));
-    const AVRational tb = file.video().time_base;
-    const auto near = AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
-    const int64_t begin = plan.begin_pts ? av_rescale_q_rnd(*plan.begin_pts, manifest_.time_base, tb, near) : INT64_MIN;
-    const int64_t end = plan.end_pts ? av_rescale_q_rnd(*plan.end_pts, manifest_.time_base, tb, near) : INT64_MAX;
-    PacketPtr packet = make_packet();
-    segment.frames = 0;
-    while (file.read(packet.get())) {
-      const int64_t pts = packet->pts;
-      const bool key = packet->flags & AV_PKT_FLAG_KEY;
-      av_packet_unref(packet.get());
-      if (pts == AV_NOPTS_VALUE) throw Error(ExitCode::data_error, fmt::format("{} has a frame without a timestamp", file.name()));
-      if (pts < begin || pts >= end)
-        throw Error(ExitCode::data_error,
-                    fmt::format("{} has a frame at {:.3f} s (pts {}), outside its range {}", file.name(),
-                                pts * av_q2d(tb), pts, range_text(plan)));
-      if (segment.frames == 0 && !key)
-        throw Error(ExitCode::data_error, file.name() + " does not start with a keyframe");
-      ++segment.frames;
-    }
-    // An interrupted segment may have stopped before its first picture.
-    if (segment.frames == 0 && !segment.unfinished) throw Error(ExitCode::data_error, file.name() + " has no frames");
-  }
-
-  std::string range_text(const SegmentPlan& plan) const {
-    const double tb = av_q2d(manifest_.time_base);
-    const std::string begin = plan.begin_pts ? fmt::format("{:.3f} s", *plan.begin_pts * tb) : "the start";
-    const std::string end = plan.end_pts ? fmt::format("{:.3f} s", *plan.end_pts * tb) : "the end";
-    return fmt::format("[{}, {})", begin, end);
-  }
-
-  struct ParametersDeleter {
-    void operator()(AVCodecParameters* p) const { avcodec_parameters_free(&p); }
-  };
-  const Manifest& manifest_;
-  std::optional<std::string> first_;
-  AVRational first_time_base_{1, 1};
-  std::unique_ptr<AVCodecParameters, ParametersDeleter> first_parameters_;
-};
+namespace {
 
 bool is_file(const std::string& path) {
   std::error_code ec;

@@ -8,6 +8,7 @@ extern "C" {
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,38 @@ class SegmentFile {
   std::unique_ptr<FfmpegLogWatch> log_watch_;  // last: stops watching before the context goes
 };
 
+
 struct SegmentToJoin {
   int index = 0;
   std::string path;
   bool unfinished = false;  // the partial file of an interrupted segment
   int64_t frames = 0;
+};
+
+// Checks segments in index order against the plan and against the first
+// one checked: this plan's and index's tags, the first one's codec, size,
+// setup data and time base, a keyframe first, every frame inside the
+// segment's range. Throws sp::Error(data_error) naming the segment.
+class SegmentChecker {
+ public:
+  explicit SegmentChecker(const Manifest& manifest);
+  ~SegmentChecker();
+  // Reads the whole file: counts its frames into segment.frames.
+  void check(SegmentToJoin& segment);
+
+ private:
+  void check_tags(const SegmentFile& file, int index) const;
+  void check_format(const SegmentFile& file);
+  void check_frames(SegmentFile& file, SegmentToJoin& segment) const;
+  std::string range_text(const SegmentPlan& plan) const;
+
+  struct ParametersDeleter {
+    void operator()(AVCodecParameters* p) const { avcodec_parameters_free(&p); }
+  };
+  const Manifest& manifest_;
+  std::optional<std::string> first_;
+  AVRational first_time_base_{1, 1};
+  std::unique_ptr<AVCodecParameters, ParametersDeleter> first_parameters_;
 };
 
 // The segments to join, each checked: the final files of all of them, or with

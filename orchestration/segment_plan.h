@@ -43,6 +43,8 @@ struct WorkerOverrides {
   ProgressMode progress = ProgressMode::automatic;
   std::string stats_json_path;
   bool force = false;  // redo a finished segment
+  const std::atomic<bool>* stop = nullptr;  // see TranscodeOptions
+  SharedProgress* progress_sink = nullptr;
 };
 
 // Processes segment `index` into its file in the work directory: written

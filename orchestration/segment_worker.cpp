@@ -44,6 +44,8 @@ TranscodeOptions segment_options(const Manifest& m, int index, const Config& con
   t.queue_depth = o.queue_depth.value_or(config.settings.queue_depth);
   t.progress = o.progress;
   t.stats_json_path = o.stats_json_path;
+  t.stop = o.stop;
+  t.progress_sink = o.progress_sink;
   return t;
 }
 

@@ -61,7 +61,8 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   refuse_output_that_is_the_input(options);
   MediaWriter::preflight(options.output);
   // Device start-up (driver and context) overlaps with probing the input.
-  std::future<Choice> device = std::async(std::launch::async, [&] {
+  std::future<Choice> device = std::async(std::launch::async, [&, log_context = thread_log_context()] {
+    set_thread_log_context(log_context);
     Choice backend = select_backend(options.backend);
     if (backend.name == "cuda") start_cuda_context();
     log_debug("device ready");

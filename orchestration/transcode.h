@@ -30,6 +30,12 @@ struct TranscodeOptions {
   int lead_in_frames = 0;
   ProgressMode progress = ProgressMode::automatic;
   std::string stats_json_path;
+  // A `--jobs` worker thread: the run asks it to stop (another worker
+  // failed), and sums its progress. Stopped, it finalizes what it wrote
+  // and returns the interrupted code.
+  const std::atomic<bool>* stop = nullptr;
+  SharedProgress* progress_sink = nullptr;
+  bool stop_requested() const { return stop && stop->load(); }
 };
 
 // Picks the backend for a request of auto|cuda|cpu. `auto` falls back to the

@@ -13,7 +13,7 @@ namespace sp::detail {
 void Transcoder::read_loop(MediaReader& reader) {
   try {
     for (;;) {
-      if (interrupted() || failure_.failed()) break;
+      if (interrupted() || options_.stop_requested() || failure_.failed()) break;
       MediaItem item;
       if (!reader.next(item)) break;
       if (item.kind == MediaItem::Kind::video && !item.frame.lead_in) ++stats_.frames_in;
@@ -49,6 +49,10 @@ void Transcoder::write_loop() {
         stats_.frames_out = frames_written_;
         media_seconds_ = item->pts * av_q2d(time_base_);
         progress_->update(frames_written_, media_seconds_);
+        if (options_.progress_sink) {
+          options_.progress_sink->frames = frames_written_;
+          options_.progress_sink->media_seconds = media_seconds_;
+        }
       } else {
         writer_->write_packet(item->packet.packet);
       }
@@ -278,8 +282,15 @@ int Transcoder::run(MediaReader& reader) {
       failure_.set(std::current_exception());
     }
   }
-  std::thread read_thread([&] { read_loop(reader); });
-  std::thread write_thread([&] { write_loop(); });
+  const std::string log_context = thread_log_context();
+  std::thread read_thread([&] {
+    set_thread_log_context(log_context);
+    read_loop(reader);
+  });
+  std::thread write_thread([&] {
+    set_thread_log_context(log_context);
+    write_loop();
+  });
   try {
     process_loop(reader);
   } catch (...) {
@@ -330,8 +341,9 @@ int Transcoder::run(MediaReader& reader) {
       return int(ExitCode::internal);
     }
   }
-  if (interrupted()) {
-    log_warning("interrupted: wrote {} frames, the output was finalized", frames_written_);
+  if (interrupted() || options_.stop_requested()) {
+    log_warning("{}: wrote {} frames, the output was finalized", interrupted() ? "interrupted" : "stopped",
+                frames_written_);
     stats_.result = "interrupted";
     return int(ExitCode::interrupted);
   }

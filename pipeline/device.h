@@ -33,4 +33,15 @@ void start_cuda_context();
 // so that process exit does not pay for it. A no-op when none was started.
 void release_cuda_context();
 
+// Transcodes that run side by side in one process (`--jobs` workers as
+// threads) share its context: while a hold lives, release_cuda_context()
+// leaves the context to the others.
+class CudaContextHold {
+ public:
+  CudaContextHold();
+  ~CudaContextHold();
+  CudaContextHold(const CudaContextHold&) = delete;
+  CudaContextHold& operator=(const CudaContextHold&) = delete;
+};
+
 }  // namespace sp

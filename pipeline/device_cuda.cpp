@@ -58,7 +58,11 @@ int cuda_device_count() {
 
 namespace {
 std::atomic<bool> g_context_started{false};
-}
+std::atomic<int> g_context_holds{0};
+}  // namespace
+
+CudaContextHold::CudaContextHold() { ++g_context_holds; }
+CudaContextHold::~CudaContextHold() { --g_context_holds; }
 
 void start_cuda_context() {
   // FFmpeg's CUDA device (NVDEC) joins the primary context only when its
@@ -71,6 +75,7 @@ void start_cuda_context() {
 }
 
 void release_cuda_context() {
+  if (g_context_holds > 0) return;
   if (g_context_started.exchange(false)) SP_CUDA_CHECK(cudaDeviceReset());
 }
 

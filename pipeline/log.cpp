@@ -36,8 +36,16 @@ bool parse_log_level(const std::string& text, LogLevel* out) {
   return false;
 }
 
-void log_line(LogLevel level, const std::string& message) {
+namespace {
+thread_local std::string t_context;
+}
+
+void set_thread_log_context(std::string context) { t_context = std::move(context); }
+const std::string& thread_log_context() { return t_context; }
+
+void log_line(LogLevel level, const std::string& text) {
   if (level > g_level || level == LogLevel::quiet) return;
+  const std::string message = t_context.empty() ? text : t_context + ": " + text;
   static const char* prefix[] = {"", "error: ", "warning: ", "", ""};
   std::lock_guard lock(g_mutex);
   erase_status_locked();

@@ -32,6 +32,11 @@ void log_debug(fmt::format_string<Args...> f, Args&&... args) {
   log_line(LogLevel::debug, fmt::format(f, std::forward<Args>(args)...));
 }
 
+// What this thread's lines are about ("segment 3"), put before each of its
+// messages: several transcodes share one stderr in a `--jobs` run.
+void set_thread_log_context(std::string context);
+const std::string& thread_log_context();
+
 // The progress line on a TTY is redrawn in place; log lines erase it first.
 void set_status_line(const std::string& line);
 void clear_status_line();

@@ -1,9 +1,17 @@
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
 
 namespace sp {
+
+// Where transcodes running side by side in one process leave their counts
+// for the run that sums them.
+struct SharedProgress {
+  std::atomic<int64_t> frames{0};
+  std::atomic<double> media_seconds{0};
+};
 
 enum class ProgressMode { automatic, tty, plain, json, none };
 bool parse_progress_mode(const std::string& text, ProgressMode* out);

@@ -104,6 +104,7 @@ TEST(SegmentsE2E, JobsRunEqualsSingleRunFrameForFrame) {
   const nlohmann::json s = read_json(stats);
   EXPECT_EQ(s["frames"]["out"], int(in_times.size()));
   EXPECT_EQ(s["segments"].size(), size_t(segments)) << "a GOP of " << clip.gop << " frames allows " << segments;
+  EXPECT_EQ(s["workers"], "threads");
   EXPECT_FALSE(std::filesystem::exists(split + ".parts")) << "the work directory stays only with --keep-segments";
 }
 
@@ -120,7 +121,8 @@ TEST(SegmentsE2E, VariableFrameRateClipWithAudioKeepsEveryTimestamp) {
   const std::string single = dir.file("single.mp4"), split = dir.file("split.mp4");
   r = stylepipe(run_parallel_cmd(example_config(), in, single, "--preset fast"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = stylepipe(run_parallel_cmd(example_config(), in, split, "--preset fast --jobs 3 --segments 4"));
+  // Worker processes here; the test above has worker threads.
+  r = stylepipe(run_parallel_cmd(example_config(), in, split, "--preset fast --jobs 3 --segments 4 --worker-processes"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto in_times = video_frame_times(in);
   ASSERT_GT(in_times.size(), 60u);
@@ -166,6 +168,33 @@ TEST(SegmentsE2E, KilledWorkerIsNamedByConcatAndRerunningItCompletes) {
   r = run_command(shell_quote(stylepipe_binary()) + " concat " + manifest);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_same_spacing(video_frame_times(out), video_frame_times(clip.path), "joined vs input");
+}
+
+// A worker that fails stops the others; nothing is joined; the same command
+// again redoes what is not finished and completes the output.
+TEST(SegmentsE2E, FailedWorkerStopsTheRunAndTheSameCommandCompletesIt) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const Clip clip = make_clip(dir, "in.mkv", rng);
+  const std::string out = dir.file("out.mkv"), work = dir.file("work");
+  const std::string command =
+      run_parallel_cmd(example_config(), clip.path, out, "--jobs 2 --segments 3 --workdir " + work);
+  // Segment 1's worker cannot open its output: a directory holds the name of its temporary file.
+  const std::string blocker = work + "/.segment_0001.nut.partial.partial";
+  std::filesystem::create_directories(blocker);
+  std::ofstream(blocker + "/keep") << "x";
+  CommandResult r = stylepipe(command);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.exit_code, 130) << r.output;
+  EXPECT_NE(r.output.find("segment 1 failed"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a failed run joins nothing";
+  EXPECT_FALSE(std::filesystem::exists(dir.file(".out.mkv.partial"))) << "nor leaves a temporary output";
+
+  std::filesystem::remove_all(blocker);
+  r = stylepipe(command);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_same_spacing(video_frame_times(out), video_frame_times(clip.path), "joined vs input");
+  EXPECT_EQ(audio_packet_hashes(out).size(), audio_packet_hashes(clip.path).size());
 }
 
 TEST(SegmentsE2E, ChangedInputIsRefused) {

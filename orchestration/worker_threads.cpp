@@ -1,0 +1,89 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "orchestration/segment_plan.h"
+#include "orchestration/workers.h"
+#include "pipeline/device.h"
+#include "pipeline/errors.h"
+#include "pipeline/interrupt.h"
+#include "pipeline/log.h"
+
+namespace fs = std::filesystem;
+
+namespace sp {
+namespace {
+
+// run_segment's exit code; its errors are logged here, as main() would for a worker process.
+int run_segment_reporting(const Manifest& m, int index, const WorkerOverrides& overrides) {
+  try {
+    return run_segment(m, index, overrides);
+  } catch (const Error& e) {
+    log_error("{}", e.what());
+    return int(e.code());
+  } catch (const std::exception& e) {
+    log_error("internal error: {}", e.what());
+    return int(ExitCode::internal);
+  }
+}
+
+}  // namespace
+
+WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o, ProgressReporter& progress,
+                                  SegmentArrivals& arrivals, std::atomic<bool>& stop) {
+  const int segments = int(m.segments.size());
+  std::deque<SharedProgress> counts(m.segments.size());  // atomics stay where they were made
+  std::atomic<int> next{0}, running{0};
+  std::mutex mutex;
+  WorkersOutcome outcome;
+
+  auto work = [&] {
+    for (int index; !stop && !interrupted() && (index = next++) < segments;) {
+      set_thread_log_context(fmt::format("segment {}", index));
+      WorkerOverrides w = o.worker;
+      w.progress = ProgressMode::none;
+      w.stats_json_path = (fs::path(m.workdir) / fmt::format("segment_{:04}.stats.json", index)).string();
+      w.stop = &stop;
+      w.progress_sink = &counts[size_t(index)];
+      const int code = run_segment_reporting(m, index, w);
+      set_thread_log_context("");
+      std::lock_guard lock(mutex);
+      outcome.exit_codes[index] = code;
+      if (code == 0) {
+        arrivals.finished(index);
+      } else if (code != int(ExitCode::interrupted) && !outcome.failure) {
+        log_error("segment {} failed (exit {}); stopping the other workers", index, code);
+        outcome.failure = code;
+        stop = true;
+      }
+    }
+    --running;
+  };
+  // The context is made once, here, not once per worker (contended, that
+  // was 1-2 s each for 8 worker processes); it stays until the last one ends.
+  CudaContextHold hold;
+  std::vector<std::thread> workers;
+  running = std::min(o.jobs, segments);
+  for (int k = 0; k < running; ++k) workers.emplace_back(work);
+
+  auto total = [&] {
+    outcome.frames = 0, outcome.media_seconds = 0;
+    for (const SharedProgress& c : counts) outcome.frames += c.frames, outcome.media_seconds += c.media_seconds;
+  };
+  while (running > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    total();
+    progress.update(outcome.frames, outcome.media_seconds);
+  }
+  for (std::thread& t : workers) t.join();
+  if (stop || interrupted()) arrivals.abandon();
+  total();
+  progress.finish(outcome.frames, outcome.media_seconds);
+  return outcome;
+}
+
+}  // namespace sp
