@@ -16,7 +16,9 @@ DeviceProperties current_device_properties() { throw Error(ExitCode::unavailable
 
 void start_cuda_context() { throw Error(ExitCode::unavailable, kNoCudaInBuild); }
 
-// No context was ever started.
+// No context was ever started, so there is none to release or to hold.
 void release_cuda_context() {}
+CudaContextHold::CudaContextHold() = default;
+CudaContextHold::~CudaContextHold() = default;
 
 }  // namespace sp
