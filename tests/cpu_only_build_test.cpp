@@ -76,5 +76,19 @@ TEST(CpuOnlyBuild, AutoSaysOnceThatThereIsNoCudaAndRunsOnTheCpu) {
   EXPECT_NE(video_md5s(out), video_md5s(plain));
 }
 
+TEST(CpuOnlyBuild, SegmentParallelRunSaysItOnceToo) {
+  SP_REQUIRE_CPU_ONLY_BUILD();
+  TempDir dir;
+  const std::string in = dir.file("in.mp4"), out = dir.file("o.mkv");
+  // Keyframes every 10 frames: two segments to cut.
+  const CommandResult clip = run_command("ffmpeg -v error -y -f lavfi -i testsrc2=size=96x64:rate=10 -frames:v 40 -g 10 "
+                                         "-pix_fmt yuv420p -c:v libx264 " + in);
+  ASSERT_EQ(clip.exit_code, 0) << clip.output;
+  const CommandResult r = stylepipe("run " + identity_config() + " -i " + in + " -o " + out + " --jobs 2 --segments 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(occurrences(r.output, kNoCudaInBuild), 1u) << r.output;
+  EXPECT_EQ(decoded_video_frames(out), 40);
+}
+
 }  // namespace
 }  // namespace sp::test
