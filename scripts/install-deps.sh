@@ -32,6 +32,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+# An nvcc that runs, as CMake looks for one (a wrapper left on PATH may not).
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! nvcc --version >/dev/null 2>&1; then
   echo "install-deps: no CUDA toolkit (nvcc): the build will be CPU-only (NVIDIA's cuda-toolkit package adds the CUDA backend)"
 fi
