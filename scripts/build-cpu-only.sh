@@ -9,7 +9,8 @@
 #     (ninja's dependency log), and the binary links no CUDA library (ldd).
 # Extra arguments go to ctest (e.g. -R Transcode, -LE slurm).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
 build_dir=${BUILD_DIR:-build-cpu}
 
 cuda_dirs() { for d in /usr/local/cuda*; do [ -d "$d" ] && [ ! -L "$d" ] && echo "$d"; done; }
@@ -21,7 +22,7 @@ if [ -z "${STYLEPIPE_CUDA_HIDDEN:-}" ] && [ -n "$(cuda_dirs)" ] && [ "$(id -u)" 
     for d in $(for d in /usr/local/cuda*; do [ -d "$d" ] && [ ! -L "$d" ] && echo "$d"; done); do
       mount -t tmpfs -o ro,size=1k stylepipe-no-cuda "$d"
     done
-    exec "$0" "$@"' "$0" "$@"
+    exec "$0" "$@"' "$self" "$@"
 fi
 
 PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v -i cuda | paste -sd: -)
