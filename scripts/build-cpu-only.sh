@@ -13,13 +13,15 @@ self=$(realpath "$0")
 cd "$(dirname "$self")/.."
 build_dir=${BUILD_DIR:-build-cpu}
 
+# The toolkit's real folders (/usr/local/cuda itself is a link to one).
 cuda_dirs() { for d in /usr/local/cuda*; do [ -d "$d" ] && [ ! -L "$d" ] && echo "$d"; done; }
 
 if [ -z "${STYLEPIPE_CUDA_HIDDEN:-}" ] && [ -n "$(cuda_dirs)" ] && [ "$(id -u)" -eq 0 ] \
    && unshare -m true 2>/dev/null; then
   export STYLEPIPE_CUDA_HIDDEN=1
+  export -f cuda_dirs
   exec unshare -m --propagation private bash -c '
-    for d in $(for d in /usr/local/cuda*; do [ -d "$d" ] && [ ! -L "$d" ] && echo "$d"; done); do
+    for d in $(cuda_dirs); do
       mount -t tmpfs -o ro,size=1k stylepipe-no-cuda "$d"
     done
     exec "$0" "$@"' "$self" "$@"
