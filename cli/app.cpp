@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/arguments.h"
+#include "cli/github_annotations.h"
+#include "cli/preview_command.h"
 #include "cli/segment_commands.h"
 #include "orchestration/bench.h"
 #include "pipeline/config.h"
@@ -27,9 +30,45 @@ std::vector<StageSpec> stage_specs(const Config& config) {
   return specs;
 }
 
-int cmd_validate(const std::string& path) {
-  const Config config = load_config(path);
-  std::printf("%s: ok (%zu stage%s)\n", path.c_str(), config.stages.size(), config.stages.size() == 1 ? "" : "s");
+int validate_one(const std::string& path, const std::string& format) {
+  try {
+    const Config config = load_config(path);
+    std::printf("%s: ok (%zu stage%s)\n", path.c_str(), config.stages.size(), config.stages.size() == 1 ? "" : "s");
+    return 0;
+  } catch (const ConfigErrors& e) {
+    if (format != "github") throw;
+    // On stdout: the Actions runner reads workflow commands from there.
+    std::printf("%s", github_annotations(e).c_str());
+    return int(e.code());
+  } catch (const Error& e) {
+    if (format != "github") throw;
+    // "PATH: error: cannot open config (...)": the annotation names the file already.
+    std::string message = e.what();
+    if (const std::string prefix = path + ": error: "; message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+    std::printf("%s", github_annotation(path, std::nullopt, message).c_str());
+    return int(e.code());
+  }
+}
+
+// Every config is checked, so that one CI step reports all of them; the exit
+// code is the first failure's (78 for a config error).
+int cmd_validate(const std::vector<std::string>& paths, const std::string& format) {
+  int status = 0;
+  for (const std::string& path : paths) {
+    int code = 0;
+    try {
+      code = validate_one(path, format);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      code = int(e.code());
+    }
+    if (status == 0) status = code;
+  }
+  return status;
+}
+
+int cmd_schema() {
+  std::printf("%s\n", config_json_schema().dump(2).c_str());
   return 0;
 }
 
@@ -93,9 +132,17 @@ int run_app(int argc, char** argv) {
   concat->add_option("manifest", concat_manifest, "The plan's manifest.json")->required();
   concat->add_flag("-y,--overwrite", concat_overwrite, "Overwrite an existing output");
 
-  std::string validate_path;
+  std::vector<std::string> validate_paths;
+  std::string validate_format = "text";
   CLI::App* validate = app.add_subcommand("validate", "Check a config without touching any video");
-  validate->add_option("config", validate_path, "YAML config")->required();
+  validate->add_option("configs", validate_paths, "YAML configs")->required();
+  validate->add_option("--format", validate_format,
+                       "text: file:line:col: error: lines on stderr; github: ::error workflow commands on stdout, "
+                       "which annotate the config in a GitHub Actions job")
+      ->check(CLI::IsMember({"text", "github"}));
+
+  CLI::App* schema = app.add_subcommand(
+      "schema", "Print the JSON Schema of config files (for editors: yaml-language-server), from the stages' tables");
 
   bool stages_json = false, stages_markdown = false;
   CLI::App* stages = app.add_subcommand("stages", "List every stage with its parameters");
@@ -105,6 +152,10 @@ int run_app(int argc, char** argv) {
   BenchArguments bench_args;
   CLI::App* bench = app.add_subcommand("bench", "Time the chain and each stage");
   add_bench_arguments(*bench, bench_args);
+
+  PreviewRequest preview_request;
+  CLI::App* preview = app.add_subcommand("preview", "One frame through variants of a config: a labelled contact sheet (PNG)");
+  add_preview_arguments(*preview, preview_request);
 
   std::vector<std::string> args(argv + 1, argv + argc);
   args = position_dependent_input_flags(args);
@@ -133,9 +184,11 @@ int run_app(int argc, char** argv) {
       return cmd_plan(plan_args);
     }
     if (*concat) return cmd_concat(concat_manifest, concat_overwrite);
-    if (*validate) return cmd_validate(validate_path);
+    if (*validate) return cmd_validate(validate_paths, validate_format);
+    if (*schema) return cmd_schema();
     if (*stages) return cmd_stages(stages_json, stages_markdown);
     if (*bench) return cmd_bench(bench_args);
+    if (*preview) return cmd_preview(preview_request);
   } catch (const Error& e) {
     // Config messages are already `file:line:col: error: ...` lines.
     if (e.code() == ExitCode::config || std::string(e.what()).find(": error: ") != std::string::npos)

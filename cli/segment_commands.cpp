@@ -157,9 +157,11 @@ int cmd_run_parallel(const RunArguments& a, const std::string& log_level) {
   o.progress = o.worker.progress;
   o.stats_json_path = a.stats_json;
   o.keep_segments = a.keep_segments;
-  if (context.valid()) context.get();
   install_interrupt_handlers();
-  return run_parallel(m, o);
+  // The workers join the context still starting: opening their inputs overlaps with it.
+  const int code = run_parallel(m, o);
+  if (context.valid()) context.wait();  // a failure to start was the workers' to report
+  return code;
 }
 
 int cmd_concat(const std::string& manifest_path, bool overwrite) {

@@ -1,13 +1,14 @@
 # Installation and the Debian package:
 #   cmake --build BUILD && (cd BUILD && cpack -G DEB)   ->  stylepipe_VERSION_ARCH.deb
-# /usr/bin/stylepipe, the ready configs in /usr/share/stylepipe/configs, a man
+# /usr/bin/stylepipe, the ready configs in /usr/share/stylepipe/configs (with
+# the schema their yaml-language-server line names), a man
 # page made from the CLI's own help (help2man, at build time), the copyright
 # file. Dependencies come from the binary (dpkg-shlibdeps), never typed here.
 include(GNUInstallDirs)
 
 install(TARGETS stylepipe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/stylepipe/configs
-        FILES_MATCHING PATTERN "*.yaml")
+        FILES_MATCHING PATTERN "*.yaml" PATTERN "stylepipe.schema.json")
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/stylepipe)
 
 find_program(STYLEPIPE_HELP2MAN help2man)

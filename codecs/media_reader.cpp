@@ -283,6 +283,7 @@ void MediaReader::fill_video_info() {
   video_.transfer = par->color_trc;
   video_.space = par->color_space;
   video_.time_base = st->time_base;
+  video_.file_start_us = format_->start_time != AV_NOPTS_VALUE ? format_->start_time : 0;
   video_.sample_aspect_ratio = av_guess_sample_aspect_ratio(format_, const_cast<AVStream*>(st), nullptr);
   video_.codec_name = decoder_ && decoder_->codec ? decoder_->codec->name : avcodec_get_name(par->codec_id);
 

@@ -68,6 +68,8 @@ struct VideoStreamInfo {
   ColorSpec color;             // matrix/range of the pictures (first frame once decoded)
   AVRational time_base{1, 25};   // of pts/duration in DecodedFrame
   AVRational frame_rate{25, 1};  // average (or nominal) rate; never 0
+  // The container's start time, where --start counts from (AV_TIME_BASE units).
+  int64_t file_start_us = 0;
   double duration_seconds = -1;  // of what will be read (after --start/--duration), < 0 = unknown
   int64_t frame_count_estimate = -1;  // < 0 = unknown
   std::string codec_name;      // decoder, e.g. "h264"

@@ -7,6 +7,7 @@ extern "C" {
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -67,13 +68,15 @@ OutputPlan check_output(const ManifestOutput& o) {
   return plan;
 }
 
-// One segment per worker, so that none idles at the end and each start-up
-// (CUDA context, encoder, warm-up) is paid once; long inputs get more rounds
-// of segments up to about 5 minutes, so a failed one costs little to redo.
+// Rounds of segments of about 20 s: the concat joins each round while the
+// workers make the next, so only the last round is copied after them, and a
+// failed segment costs little to redo. Shorter ones would pay their fixed
+// cost (decoder, encoder, up to a GOP of pre-roll, warm-up) too often.
 int default_segments(const KeyframeScan& scan, int jobs) {
   if (jobs <= 1) return 1;
-  const int rounds = scan.duration_seconds > 0 ? int(scan.duration_seconds / (300.0 * jobs)) : 1;
-  return jobs * std::clamp(rounds, 1, 64);
+  constexpr double kSegmentSeconds = 20;
+  const int rounds = scan.duration_seconds > 0 ? int(std::lround(scan.duration_seconds / (kSegmentSeconds * jobs))) : 1;
+  return jobs * std::clamp(rounds, 1, 256);
 }
 
 }  // namespace

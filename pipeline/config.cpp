@@ -50,6 +50,15 @@ const std::vector<ParamSpec>& settings_param_table() {
   return table;
 }
 
+const std::vector<ParamRule>& output_rules() {
+  static const std::vector<ParamRule> rules = {
+      {"ffmpeg_names",
+       "codec, pixel_format and format name a video encoder, a pixel format and a muxer of the FFmpeg libraries "
+       "stylepipe runs with (they differ between builds)."},
+  };
+  return rules;
+}
+
 namespace {
 using config_detail::convert_value;
 using config_detail::describe;
@@ -313,12 +322,12 @@ Config parse_config(const std::string& yaml_text, const std::string& display_pat
     documents = config_detail::load_documents(yaml_text);
   } catch (const YAML::Exception& e) {
     diag.add(e.mark, "YAML syntax: " + e.msg + syntax_hint(e.msg) + tab_hint(yaml_text, e.mark));
-    throw Error(ExitCode::config, diag.render(display_path));
+    throw diag.error(display_path);
   }
   const char* pipeline_example = "pipeline: [ {scale: {factor: 1}} ]";
   if (documents.first.IsNull()) {
     diag.add(1, 1, fmt::format("config is empty: it needs a 'pipeline' list of stages, like '{}'", pipeline_example));
-    throw Error(ExitCode::config, diag.render(display_path));
+    throw diag.error(display_path);
   }
   if (documents.second_document)
     diag.add(*documents.second_document, "a config is one YAML document; remove the '---' and what follows it");
@@ -326,7 +335,7 @@ Config parse_config(const std::string& yaml_text, const std::string& display_pat
   if (!root.IsMap()) {
     diag.add(root.Mark(), fmt::format("a config is a map with a 'pipeline' list of stages, like '{}' (got {})",
                                       pipeline_example, describe(root)));
-    throw Error(ExitCode::config, diag.render(display_path));
+    throw diag.error(display_path);
   }
 
   static const std::map<std::string, void (*)(const YAML::Node&, const YAML::Node&, Diagnostics&, Config&)>
@@ -346,7 +355,7 @@ Config parse_config(const std::string& yaml_text, const std::string& display_pat
   });
   if (!has_pipeline)
     diag.add(root.Mark(), fmt::format("missing 'pipeline', the list of stages to run, like '{}'", pipeline_example));
-  if (diag.count() > 0) throw Error(ExitCode::config, diag.render(display_path));
+  if (diag.count() > 0) throw diag.error(display_path);
   return config;
 }
 

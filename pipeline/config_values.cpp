@@ -161,7 +161,7 @@ void Diagnostics::add(int line, int column, std::string message) {
   list_.push_back({std::max(1, line), std::max(1, column), std::move(message)});
 }
 
-std::string Diagnostics::render(const std::string& path) const {
+std::vector<ConfigProblem> Diagnostics::sorted() const {
   std::vector<Diagnostic> sorted = list_;
   std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
@@ -172,10 +172,15 @@ std::string Diagnostics::render(const std::string& path) const {
                              return a.line == b.line && a.column == b.column && a.message == b.message;
                            }),
                sorted.end());
+  for (Diagnostic& d : sorted) d.message = escape_control_characters(d.message);
+  return sorted;
+}
+
+std::string Diagnostics::render(const std::string& path) const {
   std::string out;
-  for (const Diagnostic& d : sorted) {
+  for (const Diagnostic& d : sorted()) {
     if (!out.empty()) out += '\n';
-    out += fmt::format("{}:{}:{}: error: {}", path, d.line, d.column, escape_control_characters(d.message));
+    out += fmt::format("{}:{}:{}: error: {}", path, d.line, d.column, d.message);
   }
   return out;
 }

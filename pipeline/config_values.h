@@ -7,22 +7,25 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/config.h"
 #include "pipeline/params.h"
 
 namespace sp::config_detail {
 
-struct Diagnostic {
-  int line = 1, column = 1;  // 1-based
-  std::string message;
-};
+using Diagnostic = ConfigProblem;
 
 class Diagnostics {
  public:
   void add(const YAML::Mark& mark, std::string message);
   void add(int line, int column, std::string message);
   size_t count() const { return list_.size(); }
+  // The problems in file order, each once, their messages on one line.
+  std::vector<ConfigProblem> sorted() const;
   // "path:line:col: error: message" lines in file order, joined with '\n'.
   std::string render(const std::string& path) const;
+  // The exception parse_config throws with these problems.
+  ConfigErrors error(const std::string& path) const { return ConfigErrors(path, sorted(), render(path)); }
+  const std::vector<Diagnostic>& list() const { return list_; }
 
  private:
   std::vector<Diagnostic> list_;

@@ -46,6 +46,16 @@ inline ParamSpec param_row(std::string name, ParamType type, ParamValue default_
   return s;
 }
 
+// A rule that a stage's `validate` checks beyond its parameter table: one
+// relating several parameters, or one about the world (a file that must
+// exist). The JSON schema cannot state these, so `stylepipe schema` and the
+// docs list them by name ("lowpoly.points_or_points_per_mp") for editors to
+// show, and the schema agreement test exempts them by that name.
+struct ParamRule {
+  std::string name;  // lower_snake_case, unique within the stage
+  std::string text;  // what a config must satisfy, as a sentence
+};
+
 // Validated parameter values of one stage instance. Every key of the table is present.
 class Params {
  public:

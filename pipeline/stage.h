@@ -74,6 +74,8 @@ struct StageDescriptor {
   // Cross-parameter checks beyond the table (types and ranges are already checked).
   // Returns an error message naming the offending field, or nullopt.
   std::function<std::optional<std::string>(const Params&)> validate;
+  // Every rule `validate` checks, by name: the schema and docs list them.
+  std::vector<ParamRule> rules;
   std::function<std::unique_ptr<Stage>(const Params&)> create;
 };
 

@@ -13,13 +13,25 @@ namespace {
 struct Section {
   std::string name, summary;
   const std::vector<ParamSpec>* params;
+  const std::vector<ParamRule>* rules;
 };
 
 std::vector<Section> config_sections() {
+  static const std::vector<ParamRule> no_rules;
   return {{"output", "Encoder defaults of the `output:` config section; command-line flags override them.",
-           &output_param_table()},
-          {"settings", "Pipeline settings of the `settings:` config section.", &settings_param_table()}};
+           &output_param_table(), &output_rules()},
+          {"settings", "Pipeline settings of the `settings:` config section.", &settings_param_table(), &no_rules}};
 }
+
+// "scale.factor_positive: factor is greater than 0." lines of what only
+// `stylepipe validate` checks, for descriptions and docs.
+std::string rules_text(const std::string& owner, const std::vector<ParamRule>& rules, const char* prefix) {
+  std::string out;
+  for (const ParamRule& r : rules) out += fmt::format("{}{}.{}: {}\n", prefix, owner, r.name, r.text);
+  return out;
+}
+
+const char* const kRulesHeading = "Checked by `stylepipe validate`, not by this schema:";
 
 std::string bound_text(const ParamSpec& p, double v) {
   if (p.type == ParamType::integer) return fmt::format("{}", int64_t(v));
@@ -86,20 +98,30 @@ nlohmann::json param_schema(const ParamSpec& p) {
     case ParamType::boolean: s = {{"type", "boolean"}}; break;
     case ParamType::integer: s = bounds_schema(p, {{"type", "integer"}}); break;
     case ParamType::number: s = bounds_schema(p, {{"type", "number"}}); break;
-    case ParamType::string: s = {{"type", "string"}}; break;
+    // The loader takes any scalar as text (an unquoted 264 is the codec "264").
+    case ParamType::string: s = {{"type", {"string", "number", "boolean"}}}; break;
     case ParamType::choice: s = {{"type", "string"}, {"enum", p.choices}}; break;
     case ParamType::number_list:
       s = {{"type", "array"}, {"items", bounds_schema(p, {{"type", "number"}})}};
       break;
   }
-  // The loader reads an explicit null of an "auto" parameter as its default.
-  if (p.optional_default) s["type"] = nlohmann::json::array({s["type"], "null"});
-  s["default"] = value_json(p.default_value);
+  // The loader reads an explicit null of an "auto" parameter as its default,
+  // so null is what an editor should offer as the default of one.
+  if (p.optional_default) {
+    nlohmann::json types = s["type"].is_array() ? s["type"] : nlohmann::json::array({s["type"]});
+    types.push_back("null");
+    s["type"] = types;
+    s["default"] = nullptr;
+  } else {
+    s["default"] = value_json(p.default_value);
+  }
   s["description"] = p.doc;
   return s;
 }
 
-nlohmann::json map_schema(const std::vector<ParamSpec>& params, const std::string& description) {
+nlohmann::json map_schema(const std::vector<ParamSpec>& params, const std::string& owner, std::string description,
+                          const std::vector<ParamRule>& rules) {
+  if (!rules.empty()) description += fmt::format("\n\n{}\n{}", kRulesHeading, rules_text(owner, rules, "- "));
   nlohmann::json props = nlohmann::json::object();
   for (const ParamSpec& p : params) props[p.name] = param_schema(p);
   // null: `scale:` or `scale: ~` asks for all defaults.
@@ -157,6 +179,14 @@ std::string markdown_table(const std::vector<ParamSpec>& params) {
   return out;
 }
 
+// The rules beyond the table, named as the schema's description names them.
+std::string markdown_rules(const std::string& owner, const std::vector<ParamRule>& rules) {
+  if (rules.empty()) return "";
+  std::string out = "Also checked by `stylepipe validate`, not by the JSON schema:\n\n";
+  for (const ParamRule& r : rules) out += fmt::format("- `{}.{}`: {}\n", owner, r.name, markdown_cell(r.text));
+  return out + "\n";
+}
+
 }  // namespace
 
 std::string stages_text() {
@@ -164,6 +194,7 @@ std::string stages_text() {
   for (const StageDescriptor* d : StageRegistry::instance().all()) {
     out += fmt::format("{}: {}\n", d->name, d->summary);
     out += text_table(d->params);
+    out += rules_text(d->name, d->rules, "    also checked: ");
     out += '\n';
   }
   for (const Section& s : config_sections()) {
@@ -175,16 +206,15 @@ std::string stages_text() {
 }
 
 nlohmann::json config_json_schema() {
-  nlohmann::json entries = nlohmann::json::array();
-  for (const StageDescriptor* d : StageRegistry::instance().all())
-    entries.push_back({{"type", "object"},
-                       {"title", d->name},
-                       {"description", d->summary},
-                       {"required", {d->name}},
-                       {"additionalProperties", false},
-                       {"properties", {{d->name, map_schema(d->params, d->summary)}}}});
+  nlohmann::json stage_maps = nlohmann::json::object();
+  std::string rules = std::string(kRulesHeading) + "\n";
+  for (const StageDescriptor* d : StageRegistry::instance().all()) {
+    stage_maps[d->name] = map_schema(d->params, d->name, d->summary, d->rules);
+    rules += rules_text(d->name, d->rules, "- ");
+  }
   nlohmann::json schema = {
-      {"$schema", "https://json-schema.org/draft/2020-12/schema"},
+      // Draft-07: the newest draft yaml-language-server (editors) checks; python3-jsonschema reads it too.
+      {"$schema", "http://json-schema.org/draft-07/schema#"},
       {"title", "stylepipe config"},
       {"type", "object"},
       {"required", {"pipeline"}},
@@ -194,8 +224,22 @@ nlohmann::json config_json_schema() {
          {{"type", "array"},
           {"description", "The chain of stages, run in order; each entry is a one-key map: stage name -> parameters."},
           {"minItems", 1},
-          {"items", {{"oneOf", entries}}}}}}}};
-  for (const Section& s : config_sections()) schema["properties"][s.name] = map_schema(*s.params, s.summary);
+          // One map per stage whose single key names it: editors complete the stage names.
+          {"items",
+           {{"type", "object"},
+            {"minProperties", 1},
+            {"maxProperties", 1},
+            {"additionalProperties", false},
+            {"properties", stage_maps}}}}}}}};
+  for (const Section& s : config_sections()) {
+    schema["properties"][s.name] = map_schema(*s.params, s.name, s.summary, *s.rules);
+    rules += rules_text(s.name, *s.rules, "- ");
+  }
+  schema["description"] = fmt::format(
+      "A stylepipe config (generated by `stylepipe schema` from the parameter tables).\n\n{}"
+      "Keys given twice are errors too (YAML parsers report them), and so is a fraction part on an integer "
+      "parameter (2.0), which JSON Schema counts as the integer 2.",
+      rules);
   return schema;
 }
 
@@ -222,11 +266,13 @@ std::string stages_markdown() {
     out += fmt::format("### `{}`\n\n{}\n\n", d->name, markdown_cell(d->summary));
     out += markdown_table(d->params);
     out += '\n';
+    out += markdown_rules(d->name, d->rules);
   }
   for (const Section& s : config_sections()) {
     out += fmt::format("### `{}:` (config section)\n\n{}\n\n", s.name, s.summary);
     out += markdown_table(*s.params);
     out += '\n';
+    out += markdown_rules(s.name, *s.rules);
   }
   return out;
 }

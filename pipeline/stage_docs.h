@@ -20,8 +20,10 @@ std::string stages_text();
 //    "config_schema": config_json_schema()}
 nlohmann::json stages_schema_json();
 
-// A JSON Schema (draft 2020-12) of a whole config file, so editors can check
-// and complete configs as they are written.
+// `stylepipe schema`: a JSON Schema (draft-07) of a whole config file, so
+// editors can check and complete configs as they are written. Its
+// description lists, by name, the stages' rules beyond their tables, which
+// only `stylepipe validate` checks.
 nlohmann::json config_json_schema();
 
 // `stylepipe stages --markdown`: the README's stage reference (a section per

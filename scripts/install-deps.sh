@@ -9,11 +9,13 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
   ffmpeg libffmpeg-nvenc-dev
+  libfontconfig-dev fonts-dejavu-core  # the labels of `stylepipe preview` (drawtext finds the font through fontconfig)
   libyaml-cpp-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libfftw3-dev
   mirrormagic-data  # real pixel-art tile sheets for the xbr oracle tests
   xvfb  # a virtual X server for the x11grab capture test
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL
+  python3 python3-jsonschema python3-yaml  # tests only: configs checked against the JSON schema
   slurmctld slurmd slurm-client munge  # tests only: a single-node Slurm cluster (scripts/slurm-local.sh)
   clang libclang-rt-dev  # checks only: libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
   help2man file  # the Debian package: its man page from --help; file for CPack's dpkg-shlibdeps step

@@ -56,6 +56,8 @@ inline void register_config_test_stages() {
       if (p.get_string("label") == "refuse") return "this instance refuses to run";
       return std::nullopt;
     };
+    every.rules = {{"count_above_5_needs_slow_mode", "count above 5 needs mode slow or careful."},
+                   {"label_not_refuse", "label is not 'refuse'."}};
     every.create = [](const Params&) -> std::unique_ptr<Stage> { return std::make_unique<ConfigTestStage>(); };
     StageRegistry::instance().add(every);
 

@@ -61,7 +61,7 @@ contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for path in ./usr/bin/stylepipe ./usr/share/doc/stylepipe/copyright ./usr/share/man/man1/stylepipe.1.gz; do
   grep -qx "$path" <<<"$contents" || fail "$path is not in the package"
 done
-shipped=$(cd "$(dirname "$0")/../configs" && find . -name '*.yaml' | sort)
+shipped=$(cd "$(dirname "$0")/../configs" && find . -name '*.yaml' -o -name stylepipe.schema.json | sort)
 for config in $shipped; do
   grep -qx "./usr/share/stylepipe/configs/${config#./}" <<<"$contents" \
     || fail "configs/${config#./} is not in /usr/share/stylepipe/configs"
@@ -75,6 +75,8 @@ installed=1
 man -w stylepipe >/dev/null 2>&1 || [[ -f /usr/share/man/man1/stylepipe.1.gz ]] || fail "no man page installed"
 zcat /usr/share/man/man1/stylepipe.1.gz | grep -q -- '--backend' || fail "the man page lacks run's --backend option"
 /usr/bin/stylepipe --version | grep -qx "backends: cpu" || fail "the installed binary's --version: $(/usr/bin/stylepipe --version)"
+/usr/bin/stylepipe validate /usr/share/stylepipe/configs/*.yaml /usr/share/stylepipe/configs/bench/*.yaml \
+  >"$tmp/validate.log" 2>&1 || { cat "$tmp/validate.log" >&2; fail "the installed configs do not validate"; }
 
 frames=12
 ffmpeg -v error -f lavfi -i "testsrc2=size=160x120:rate=12" -frames:v "$frames" -pix_fmt yuv420p -c:v libx264 \

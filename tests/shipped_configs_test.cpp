@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "pipeline/config.h"
 #include "pipeline/errors.h"
@@ -32,6 +33,29 @@ std::vector<std::string> unregistered_stages(const std::string& path) {
         if (it->first.IsScalar() && !StageRegistry::instance().find(it->first.Scalar()))
           missing.push_back(it->first.Scalar());
   return missing;
+}
+
+// Editors with yaml-language-server find the schema through the first line;
+// a path that does not resolve leaves the config unchecked without a word.
+TEST(ShippedConfigsTest, EveryConfigNamesTheSchemaOnItsFirstLine) {
+  const std::filesystem::path root = std::filesystem::path(STYLEPIPE_SOURCE_DIR) / "configs";
+  const std::filesystem::path schema = root / "stylepipe.schema.json";
+  ASSERT_TRUE(std::filesystem::is_regular_file(schema)) << schema;
+  const std::string prefix = "# yaml-language-server: $schema=";
+  int checked = 0;
+  for (const auto& file : std::filesystem::recursive_directory_iterator(root)) {
+    if (file.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(file.path().string());
+    std::ifstream in(file.path());
+    std::string first_line;
+    std::getline(in, first_line);
+    ASSERT_EQ(first_line.rfind(prefix, 0), 0u) << "first line: " << first_line;
+    const std::filesystem::path named = file.path().parent_path() / first_line.substr(prefix.size());
+    EXPECT_TRUE(std::filesystem::exists(named) && std::filesystem::equivalent(named, schema))
+        << first_line << " does not lead to " << schema;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(ShippedConfigsTest, EveryConfigUnderConfigsValidates) {

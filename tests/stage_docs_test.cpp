@@ -110,35 +110,50 @@ TEST(StageDocsTest, SchemaListsEveryParameterOfTheTable) {
 
 TEST(StageDocsTest, ConfigJsonSchemaDescribesTheFileShape) {
   test::register_config_test_stages();
-  const nlohmann::json s = stages_schema_json().at("config_schema");
+  const nlohmann::json s = config_json_schema();
+  EXPECT_EQ(stages_schema_json().at("config_schema"), s);
+  EXPECT_EQ(s.at("$schema"), "http://json-schema.org/draft-07/schema#");
   EXPECT_EQ(s.at("type"), "object");
   EXPECT_EQ(s.at("required"), nlohmann::json::array({"pipeline"}));
   EXPECT_EQ(s.at("additionalProperties"), false);
   const auto& pipeline = s.at("properties").at("pipeline");
   EXPECT_EQ(pipeline.at("type"), "array");
   EXPECT_EQ(pipeline.at("minItems"), 1);
-  const auto& entries = pipeline.at("items").at("oneOf");
-  EXPECT_EQ(entries.size(), StageRegistry::instance().all().size());
-  auto every = std::find_if(entries.begin(), entries.end(), [](const auto& e) { return e.at("title") == "test_every"; });
-  ASSERT_NE(every, entries.end());
-  EXPECT_EQ(every->at("required"), nlohmann::json::array({"test_every"}));
-  EXPECT_EQ(every->at("additionalProperties"), false);
-  const auto& params = every->at("properties").at("test_every");
+  const auto& entry = pipeline.at("items");
+  EXPECT_EQ(entry.at("minProperties"), 1);
+  EXPECT_EQ(entry.at("maxProperties"), 1);
+  EXPECT_EQ(entry.at("additionalProperties"), false);
+  EXPECT_EQ(entry.at("properties").size(), StageRegistry::instance().all().size());
+  const auto& params = entry.at("properties").at("test_every");
+  EXPECT_EQ(params.at("type"), nlohmann::json::array({"object", "null"}));  // `test_every:` means all defaults
   EXPECT_EQ(params.at("additionalProperties"), false);
   const auto& props = params.at("properties");
   EXPECT_EQ(props.at("flag").at("type"), "boolean");
   EXPECT_EQ(props.at("count").at("type"), "integer");
   EXPECT_EQ(props.at("count").at("minimum"), 1);
   EXPECT_EQ(props.at("count").at("maximum"), 10);
+  EXPECT_EQ(props.at("count").at("default"), 3);
+  EXPECT_EQ(props.at("count").at("description"), "How many.");
   EXPECT_EQ(props.at("ratio").at("type"), "number");
-  EXPECT_EQ(props.at("label").at("type"), "string");
+  // The loader reads any scalar as text: `label: 42` is the label "42".
+  EXPECT_EQ(props.at("label").at("type"), nlohmann::json::array({"string", "number", "boolean"}));
   EXPECT_EQ(props.at("mode").at("enum"), nlohmann::json::array({"fast", "slow", "careful"}));
   EXPECT_EQ(props.at("weights").at("type"), "array");
   EXPECT_EQ(props.at("weights").at("items").at("minimum"), -5.0);
-  EXPECT_EQ(props.at("width").at("type"), nlohmann::json::array({"integer", "null"}));  // null: auto
+  // An "auto" parameter takes null, which is also its default (0 is below its minimum).
+  EXPECT_EQ(props.at("width").at("type"), nlohmann::json::array({"integer", "null"}));
+  EXPECT_TRUE(props.at("width").at("default").is_null());
   EXPECT_EQ(props.at("gain").at("default"), 1.0);
+  EXPECT_FALSE(props.at("gain").contains("minimum"));
   EXPECT_EQ(s.at("properties").at("output").at("properties").at("crf").at("maximum"), 51);
   EXPECT_EQ(s.at("properties").at("settings").at("properties").at("frames_in_flight").at("maximum"), 16);
+
+  // What the schema cannot check is listed by name, for the whole file and per stage.
+  const std::string rule = "- test_every.count_above_5_needs_slow_mode: count above 5 needs mode slow or careful.\n";
+  EXPECT_NE(s.at("description").get<std::string>().find(rule), std::string::npos) << s.at("description");
+  EXPECT_NE(params.at("description").get<std::string>().find(rule), std::string::npos) << params.at("description");
+  EXPECT_NE(s.at("description").get<std::string>().find("- output.ffmpeg_names: "), std::string::npos);
+  EXPECT_EQ(entry.at("properties").at("test_empty").at("description"), "Config test stage without parameters.");
 }
 
 // The lines of `text` that start (after spaces) with `name` followed by a space.
@@ -191,6 +206,10 @@ TEST(StageDocsTest, TextAndMarkdownShowEveryParameter) {
     }
     EXPECT_NE(markdown.find(std::string(r.markdown_row) + "\n"), std::string::npos);
   }
+  // The rules beyond the table, named as in the schema.
+  EXPECT_NE(text.find("    also checked: test_every.label_not_refuse: label is not 'refuse'.\n"), std::string::npos);
+  EXPECT_NE(markdown.find("- `test_every.label_not_refuse`: label is not 'refuse'.\n"), std::string::npos);
+  EXPECT_EQ(text.find("also checked: test_empty."), std::string::npos);
 }
 
 // Every stage linked into this binary (the real ones included): its table is
@@ -235,6 +254,17 @@ TEST(StageDocsTest, EveryRegisteredTableIsConsistent) {
           EXPECT_LE(v, *p.max) << "default above the maximum";
         }
       }
+    }
+    // The rules are what the schema says it does not check: a validate
+    // function without them would check what no editor is told about.
+    EXPECT_EQ(bool(d->validate), !d->rules.empty()) << "a validate function lists its rules, and only it";
+    std::set<std::string> rule_names;
+    for (const ParamRule& r : d->rules) {
+      EXPECT_TRUE(rule_names.insert(r.name).second) << "rule " << r.name << " declared twice";
+      EXPECT_FALSE(r.text.empty()) << r.name;
+      EXPECT_TRUE(!r.name.empty() && std::all_of(r.name.begin(), r.name.end(), [](char c) {
+        return std::islower((unsigned char)c) || std::isdigit((unsigned char)c) || c == '_';
+      })) << "rule names are lower_snake_case: " << r.name;
     }
     if (d->validate) {
       const auto problem = d->validate(default_params(d->params));

@@ -129,6 +129,11 @@ StageDescriptor make_halftone_descriptor() {
       "repelling each other, NFFT fast summation; video warm-starts from the previous frame; optional CMY/RGB "
       "colour stippling";
   d.params = halftone_table();
+  d.rules = {
+      {"colours_are_rgb", "background and dot_color have three numbers each (R, G, B)."},
+      {"ink_has_contrast", "With channels: mono, background and dot_color differ in brightness (luma) by 1 or more."},
+      {"points_out_format", "points_out, when given, ends in .svg or .csv."},
+  };
   d.validate = [](const Params& p) -> std::optional<std::string> {
     for (const char* key : {"background", "dot_color"})
       if (p.get_list(key).size() != 3) return fmt::format("{} needs three numbers R, G, B", key);

@@ -86,6 +86,10 @@ StageDescriptor make_lowpoly_descriptor() {
       "Low-poly art: edge-weighted random vertices, their exact Delaunay triangulation, each triangle filled "
       "with its mean colour; stable on video. CPU and CUDA results are identical.";
   d.params = lowpoly_table();
+  d.rules = {
+      {"points_or_points_per_mp", "points and points_per_mp are not both given."},
+      {"line_color_rgb_or_rgba", "line_color has 3 or 4 numbers."},
+  };
   d.validate = [](const Params& p) -> std::optional<std::string> {
     if (p.given("points") && p.given("points_per_mp"))
       return std::string("points and points_per_mp both set: give one of them");

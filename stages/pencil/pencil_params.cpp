@@ -147,6 +147,13 @@ StageDescriptor make_pencil_descriptor() {
   d.name = "pencil";
   d.summary = "Pencil drawing (Lu, Xu, Jia 2012): directional strokes times a histogram-matched pencil texture";
   d.params = pencil_table();
+  d.rules = {
+      {"line_length_auto_or_3", "line_length is 0 (auto) or 3 and more."},
+      {"weights_three_not_all_zero", "weights, when given, has three numbers that are not all zero."},
+      {"weights_with_custom_tone",
+       "weights and a tone other than custom are not both given; tone: custom needs weights."},
+      {"texture_exists", "texture is builtin or names an existing file (relative to the config's directory)."},
+  };
   d.validate = validate_pencil;
   d.create = [](const Params& p) -> std::unique_ptr<Stage> {
     return std::make_unique<PencilStage>(parse_pencil_params(p));

@@ -83,6 +83,10 @@ StageDescriptor make_scale_descriptor() {
        "edges (sharp pixel art at non-integer factors)."},
   };
   // clang-format on
+  d.rules = {
+      {"factor_or_size", "factor is not given together with a nonzero width or height."},
+      {"factor_positive", "factor is greater than 0."},
+  };
   d.validate = [](const Params& p) -> std::optional<std::string> {
     const bool sized = p.get_int("width") > 0 || p.get_int("height") > 0;
     const double factor = p.get_number("factor");

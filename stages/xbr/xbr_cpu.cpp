@@ -130,6 +130,7 @@ StageDescriptor make_xbr_descriptor() {
                 "which the level-2 rules count two colours as the same. Raise it for noisier sources, lower it "
                 "for art with subtle shading; 155 is xBR's own 'similar colour' limit. Fractions round up."},
   };
+  d.rules = {{"threshold_needs_threshold_mode", "threshold is given only with mode: threshold."}};
   d.validate = [](const Params& p) -> std::optional<std::string> {
     if (p.given("threshold") && p.get_string("mode") != "threshold")
       return std::string("xbr.threshold only applies with mode: threshold");
