@@ -5,6 +5,10 @@ extern "C" {
 #include <libavutil/imgutils.h>
 }
 
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <mutex>
 
@@ -72,6 +76,14 @@ std::string rate_text(double rate) {
   return std::to_string(q.num) + "/" + std::to_string(q.den);
 }
 
+// A live pipe of 64 KB takes a frame of 256x240 RGBA (240 KB) in four
+// rounds of the source writing and us reading, each a wake-up; room for two
+// frames lets the source write one whole.
+void grow_live_pipe(int fd, const VideoStreamInfo& video) {
+  const int frame_bytes = av_image_get_buffer_size(video.decoder_format, video.size.width, video.size.height, 1);
+  if (frame_bytes > 0) grow_pipe(fd, 2 * size_t(frame_bytes));
+}
+
 }  // namespace
 
 MediaReader::MediaReader(const InputOptions& options) : options_(options) {
@@ -84,6 +96,7 @@ MediaReader::MediaReader(const InputOptions& options) : options_(options) {
     if (options_.decode_video) open_decoder();
     fill_video_info();
     seek_to_start();
+    if (live_pipe_fd_ >= 0) grow_live_pipe(live_pipe_fd_, video_);
   } catch (...) {
     release();  // a constructor that throws gets no destructor
     throw;
@@ -146,6 +159,7 @@ void MediaReader::open_input() {
   }
   log_watch_->watch(format_);
   const std::string url = options_.url == "-" ? std::string("pipe:0") : options_.url;
+  if (options_.low_latency && options_.url == "-") live_pipe_fd_ = STDIN_FILENO;
   int r = avformat_open_input(&format_, url.c_str(), forced, &opts);  // frees format_ on failure
   av_dict_free(&opts);
   if (r < 0) {
@@ -346,6 +360,26 @@ void MediaReader::seek_to_start() {
   }
   if (options_.duration_seconds >= 0)
     end_us_ = file_start + shift_us_ + std::llround(options_.duration_seconds * AV_TIME_BASE);
+}
+
+// A live pipe: waits until the next bytes can be read, and notes when, so
+// that the timeline tells the source's delivery from our reading. Bytes
+// already buffered arrived earlier, at a moment not known: then it is now.
+// False when Ctrl-C came first: a read() now would block until the source
+// sends more, however long that takes.
+bool MediaReader::wait_for_input() {
+  const AVIOContext* pb = format_->pb;
+  if (live_pipe_fd_ >= 0 && pb && pb->buf_ptr >= pb->buf_end) {
+    pollfd p{live_pipe_fd_, POLLIN, 0};
+    // The timeout only lets Ctrl-C through; data wakes the poll at once.
+    for (;;) {
+      if (interrupted()) return false;
+      const int r = poll(&p, 1, 100);
+      if (r > 0 || (r < 0 && errno != EINTR)) break;
+    }
+  }
+  input_ready_at_ = std::chrono::steady_clock::now();
+  return true;
 }
 
 // Drops the video packets before the segment's keyframe. Past it without

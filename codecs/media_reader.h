@@ -7,6 +7,7 @@ extern "C" {
 #include <libavformat/avformat.h>
 }
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -93,6 +94,9 @@ struct DecodedFrame {
   int64_t pts = 0;       // in VideoStreamInfo::time_base
   int64_t duration = 0;  // in VideoStreamInfo::time_base, > 0
   bool lead_in = false;  // before the PtsWindow's begin: for a temporal state only, never output
+  // When the first bytes of its packet could be read: on a live pipe, when
+  // they arrived; elsewhere, when reading them began.
+  std::chrono::steady_clock::time_point input_ready_at;
 
   PlanarView view() const;
   Size size() const { return frame ? Size{frame->width, frame->height} : Size{}; }
@@ -183,6 +187,7 @@ class MediaReader {
   bool keep_packet(AVPacket* packet);
   bool before_awaited_keyframe(const AVPacket* packet);
   void note_video_packet(const AVPacket* packet);
+  bool wait_for_input();
 
   std::optional<NvdecChoice> choose_hardware_decoder(const AVCodecParameters* stream);
   FramePtr take_device_frame(AVFrame* decoded, PixelFormat* format);
@@ -207,6 +212,8 @@ class MediaReader {
   int64_t end_us_ = INT64_MAX;    // absolute input time where --duration ends
   int64_t shift_us_ = 0;          // output times = input times - shift (the --start offset)
   int64_t frames_delivered_ = 0;
+  int live_pipe_fd_ = -1;  // a live input pipe whose bytes' arrival is timed
+  std::chrono::steady_clock::time_point input_ready_at_;
   std::optional<int64_t> awaited_keyframe_pts_;  // a segment's first keyframe, not yet read
   bool rewound_for_keyframe_ = false;
   int64_t last_video_end_ = -1;  // byte offset after the latest video packet

@@ -150,6 +150,10 @@ bool MediaReader::next(MediaItem& item) {
       continue;
     }
 
+    if (!wait_for_input()) {
+      stop_reading_ = true;  // interrupted: what was read still goes out
+      continue;
+    }
     const int r = av_read_frame(format_, packet_.get());
     check_demuxer_log();
     check_decoder_log();
@@ -343,6 +347,7 @@ void MediaReader::deliver(MediaItem& item) {
   item.frame.frame = convert(decoded_.get(), &format);
   item.frame.format = format;
   item.frame.color = color;
+  item.frame.input_ready_at = input_ready_at_;
   item.kind = MediaItem::Kind::video;
   if (!first_frame_seen_) {
     first_frame_seen_ = true;

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <filesystem>
 
 #include "codecs/muxer_names.h"
@@ -16,6 +18,42 @@ namespace {
 // av_dict_set and av_dict_copy fail only when out of memory.
 void dict_result(int r) {
   if (r < 0) throw std::bad_alloc();
+}
+
+#if LIBAVFORMAT_VERSION_MAJOR >= 61
+using WrittenBytes = const uint8_t*;
+#else
+using WrittenBytes = uint8_t*;
+#endif
+
+int write_all_to_stdout(void*, WrittenBytes bytes, int size) {
+  const uint8_t* p = bytes;
+  size_t left = size_t(size);
+  while (left > 0) {
+    const ssize_t w = ::write(STDOUT_FILENO, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return AVERROR(errno);
+    p += w;
+    left -= size_t(w);
+  }
+  return size;
+}
+
+// stdout of a live run for muxers that write a packet in pieces: FFmpeg's
+// pipe protocol sends each piece with its own write() when direct
+// (yuv4mpegpipe writes row by row: ~2,900 calls for a 1024x960 frame, each
+// a wake-up of the reader) and otherwise in 32 KB pieces. This context
+// gathers the whole packet; the flush after it is one write().
+AVIOContext* open_live_stdout(size_t bytes) {
+  auto* buffer = static_cast<uint8_t*>(av_malloc(bytes));
+  if (!buffer) throw std::bad_alloc();
+  AVIOContext* pb = avio_alloc_context(buffer, int(bytes), 1, nullptr, nullptr, write_all_to_stdout, nullptr);
+  if (!pb) {
+    av_free(buffer);
+    throw std::bad_alloc();
+  }
+  pb->seekable = 0;
+  return pb;
 }
 
 }  // namespace
@@ -38,9 +76,20 @@ Muxer::~Muxer() {
   close_file();
 }
 
+int Muxer::close_io() {
+  if (!context_->pb || (context_->oformat->flags & AVFMT_NOFILE)) return 0;
+  if (!live_stdout_) return avio_closep(&context_->pb);
+  avio_flush(context_->pb);
+  const int error = context_->pb->error;
+  av_freep(&context_->pb->buffer);
+  avio_context_free(&context_->pb);
+  live_stdout_ = false;
+  return error;
+}
+
 void Muxer::close_file() {
   if (!context_) return;
-  if (context_->pb && !(context_->oformat->flags & AVFMT_NOFILE)) avio_closep(&context_->pb);
+  close_io();
   avformat_free_context(context_);
   context_ = nullptr;
   video_stream_ = nullptr;
@@ -166,9 +215,16 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
   if (!(plan.format->flags & AVFMT_NOFILE)) {
     const bool live_pipe = options_.low_latency && plan.ffmpeg_url == "pipe:1";
     if (live_pipe) grow_pipe(STDOUT_FILENO, options_.live_pipe_bytes);
-    r = avio_open2(&context_->pb, plan.ffmpeg_url.c_str(), AVIO_FLAG_WRITE | (live_pipe ? AVIO_FLAG_DIRECT : 0),
-                   nullptr, nullptr);
-    if (r < 0) fail(ExitCode::io_error, "cannot open for writing", r);
+    if (live_pipe && !is_named(plan.format, "rawvideo")) {
+      context_->pb = open_live_stdout(options_.live_pipe_bytes);
+      context_->flags |= AVFMT_FLAG_CUSTOM_IO;
+      live_stdout_ = true;
+    } else {
+      // rawvideo writes each packet in one piece: direct, it goes out uncopied.
+      r = avio_open2(&context_->pb, plan.ffmpeg_url.c_str(), AVIO_FLAG_WRITE | (live_pipe ? AVIO_FLAG_DIRECT : 0),
+                     nullptr, nullptr);
+      if (r < 0) fail(ExitCode::io_error, "cannot open for writing", r);
+    }
     created_file_ = plan.is_file;
   }
   r = avformat_init_output(context_, &opts);
@@ -220,7 +276,7 @@ void Muxer::finish() {
   if (!context_) return;
   int r = av_write_trailer(context_);
   const int trailer_error = r;
-  if (context_->pb && !(context_->oformat->flags & AVFMT_NOFILE)) r = avio_closep(&context_->pb);
+  r = close_io();
   if (trailer_error < 0) fail(ExitCode::io_error, "cannot finish the file", trailer_error);
   if (r < 0) fail(ExitCode::io_error, "cannot close the file", r);
 }

@@ -74,6 +74,7 @@ class Muxer {
   bool try_open(const MuxedVideo& video, const std::vector<const CopyStream*>& streams, const AVDictionary* metadata,
                 bool last_try, int* error);
   void close_file();
+  int close_io();  // flushes and closes context_->pb; an AVERROR or 0
   void write(AVPacket* packet);
   void warn(const std::string& message);
   [[noreturn]] void fail(ExitCode code, const std::string& what, int error);
@@ -83,6 +84,7 @@ class Muxer {
   AVStream* video_stream_ = nullptr;
   bool seekable_ = true;  // the output can be rewritten at the end (index, moov)
   bool created_file_ = false;
+  bool live_stdout_ = false;  // context_->pb is ours (open_live_stdout), not FFmpeg's
   bool finished_ = false;
   std::vector<int> output_index_;  // by input stream index; -1 = dropped
   std::vector<AVRational> input_time_bases_;

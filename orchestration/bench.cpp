@@ -121,7 +121,10 @@ nlohmann::json step_json(const std::string& name, const Samples& ms, double floo
 // around every step of every frame give per-step percentiles; one pair around
 // the timed loop gives throughput.
 nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, BufferPool& pool, double peak_gbs) {
-  StageChain chain(o.stages, Backend::cuda, pool);
+  // Frame f runs on lane f mod K, each lane its own stream and buffers, as
+  // the frame engine runs K frames in flight.
+  const int lanes = std::max(1, o.frames_in_flight);
+  StageChain chain(o.stages, Backend::cuda, pool, lanes);
   const Size out = chain.configure(src.size);
   const PlaneLayout in_layout = plane_layout(src.format, src.size.width, src.size.height);
   const PlaneLayout out_layout = plane_layout(src.format, out.width, out.height);
@@ -133,16 +136,20 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
     for (int i = 0; i < in_layout.count; ++i)
       SP_CUDA_CHECK(cudaMemcpy(d.plane[i], v.plane[i], in_layout.bytes(i), cudaMemcpyHostToDevice));
   }
-  PooledBuffer rgba_in(pool, {MemoryKind::device, src.size.width, src.size.height, kBenchTag + 2,
-                              size_t(src.size.width) * src.size.height * 4});
-  PooledBuffer rgba_out(pool, {MemoryKind::device, out.width, out.height, kBenchTag + 3, size_t(out.width) * out.height * 4});
-  PooledBuffer planar_out(pool, {MemoryKind::device, out.width, out.height, kBenchTag + 4, out_layout.total_bytes()});
-  const RgbaView vin{rgba_in.data(), src.size.width, src.size.height, size_t(src.size.width) * 4};
-  const RgbaView vout = chain.size() == 0 ? vin : RgbaView{rgba_out.data(), out.width, out.height, size_t(out.width) * 4};
-  const PlanarView pout = tight_view(planar_out.data(), src.format, out);
-
-  cudaStream_t stream;
-  SP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct Lane {
+    PooledBuffer rgba_in, rgba_out, planar_out;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t end = nullptr;
+  };
+  std::vector<Lane> lane(static_cast<size_t>(lanes));
+  for (Lane& l : lane) {
+    l.rgba_in = PooledBuffer(pool, {MemoryKind::device, src.size.width, src.size.height, kBenchTag + 2,
+                                    size_t(src.size.width) * src.size.height * 4});
+    l.rgba_out = PooledBuffer(pool, {MemoryKind::device, out.width, out.height, kBenchTag + 3, size_t(out.width) * out.height * 4});
+    l.planar_out = PooledBuffer(pool, {MemoryKind::device, out.width, out.height, kBenchTag + 4, out_layout.total_bytes()});
+    SP_CUDA_CHECK(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
+    SP_CUDA_CHECK(cudaEventCreate(&l.end));
+  }
   const int total = o.warmup + o.frames;
   const size_t marks_per_frame = chain.size() + 3;
   std::vector<cudaEvent_t> events(size_t(total) * marks_per_frame);
@@ -150,23 +157,36 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
   cudaEvent_t loop_start, loop_end;
   SP_CUDA_CHECK(cudaEventCreate(&loop_start));
   SP_CUDA_CHECK(cudaEventCreate(&loop_end));
+  const cudaStream_t first = lane[0].stream;
 
   for (int f = 0; f < total; ++f) {
-    if (f == o.warmup) SP_CUDA_CHECK(cudaEventRecord(loop_start, stream));
+    Lane& l = lane[size_t(f % lanes)];
+    if (f == o.warmup) {
+      // Every lane's timed frames start after the warm-up of all of them.
+      for (Lane& other : lane) SP_CUDA_CHECK(cudaEventRecord(other.end, other.stream));
+      for (Lane& other : lane) SP_CUDA_CHECK(cudaStreamWaitEvent(first, other.end, 0));
+      SP_CUDA_CHECK(cudaEventRecord(loop_start, first));
+      for (Lane& other : lane) SP_CUDA_CHECK(cudaStreamWaitEvent(other.stream, loop_start, 0));
+    }
+    const RgbaView vin{l.rgba_in.data(), src.size.width, src.size.height, size_t(src.size.width) * 4};
+    const RgbaView vout = chain.size() == 0 ? vin : RgbaView{l.rgba_out.data(), out.width, out.height, size_t(out.width) * 4};
+    const PlanarView pout = tight_view(l.planar_out.data(), src.format, out);
     cudaEvent_t* e = &events[size_t(f) * marks_per_frame];
     const PlanarView in = tight_view(device_in[f % device_in.size()].data(), src.format, src.size);
-    SP_CUDA_CHECK(cudaEventRecord(e[0], stream));
-    convert_to_rgba_cuda(in, src.color, vin, stream);
+    SP_CUDA_CHECK(cudaEventRecord(e[0], l.stream));
+    convert_to_rgba_cuda(in, src.color, vin, l.stream);
     SP_CUDA_CHECK_LAUNCH();
     FrameInfo info;
     info.index = f;
     std::vector<cudaEvent_t> marks(e + 1, e + 2 + chain.size());
-    chain.run_cuda(vin, vout, info, stream, marks);
-    convert_from_rgba_cuda(vout, src.color, pout, stream);
+    chain.run_cuda(vin, vout, info, l.stream, marks, f % lanes);
+    convert_from_rgba_cuda(vout, src.color, pout, l.stream);
     SP_CUDA_CHECK_LAUNCH();
-    SP_CUDA_CHECK(cudaEventRecord(e[marks_per_frame - 1], stream));
+    SP_CUDA_CHECK(cudaEventRecord(e[marks_per_frame - 1], l.stream));
   }
-  SP_CUDA_CHECK(cudaEventRecord(loop_end, stream));
+  for (Lane& l : lane) SP_CUDA_CHECK(cudaEventRecord(l.end, l.stream));
+  for (Lane& l : lane) SP_CUDA_CHECK(cudaStreamWaitEvent(first, l.end, 0));
+  SP_CUDA_CHECK(cudaEventRecord(loop_end, first));
   SP_CUDA_CHECK(cudaEventSynchronize(loop_end));
 
   std::vector<Samples> steps(marks_per_frame - 1);
@@ -183,7 +203,10 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
   for (auto& e : events) SP_CUDA_CHECK(cudaEventDestroy(e));
   SP_CUDA_CHECK(cudaEventDestroy(loop_start));
   SP_CUDA_CHECK(cudaEventDestroy(loop_end));
-  SP_CUDA_CHECK(cudaStreamDestroy(stream));
+  for (Lane& l : lane) {
+    SP_CUDA_CHECK(cudaEventDestroy(l.end));
+    SP_CUDA_CHECK(cudaStreamDestroy(l.stream));
+  }
 
   nlohmann::json rows = nlohmann::json::array();
   rows.push_back(step_json("convert_in", steps[0], convert_floor_bytes(src.format, src.size), peak_gbs));
@@ -198,6 +221,8 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
   return {{"steps", rows},
           {"output_size", fmt::format("{}x{}", out.width, out.height)},
           {"device_fps", 1e3 / per_frame_ms},
+          {"frames_in_flight", lanes},
+          {"extra_lane_bytes", chain.extra_lane_bytes()},
           {"device_ms_per_frame", per_frame_ms},
           {"chain_floor_bytes", chain_floor},
           {"chain_floor_ms", peak_gbs > 0 ? chain_floor / (peak_gbs * 1e9) * 1e3 : 0.0}};
@@ -303,7 +328,8 @@ std::string bench_table(const nlohmann::json& r) {
   }
   if (cuda) {
     const auto& d = r["device_resident"];
-    out += fmt::format("chain, device-resident: {:.1f} frames/s ({:.4f} ms/frame, floor {:.4f} ms)\n",
+    out += fmt::format("chain, device-resident, {} in flight: {:.1f} frames/s ({:.4f} ms/frame, floor {:.4f} ms)\n",
+                       d.value("frames_in_flight", 1),
                        d["device_fps"].get<double>(), d["device_ms_per_frame"].get<double>(),
                        d["chain_floor_ms"].get<double>());
   }

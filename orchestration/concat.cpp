@@ -49,6 +49,10 @@ ParametersPtr output_video_parameters(const SegmentFile& segment) {
   } catch (const Error& e) {
     throw Error(e.code(), segment.name() + ": " + e.what());
   }
+  // Raw video's tag is its pixel layout, as the encoder of a single run sets
+  // it: without one, NUT takes the first raw tag it knows (RGB555) and
+  // Matroska refuses the stream.
+  if (p->codec_id == AV_CODEC_ID_RAWVIDEO) p->codec_tag = avcodec_pix_fmt_to_codec_tag(AVPixelFormat(p->format));
   const AVRational sar = segment.video().sample_aspect_ratio;
   p->sample_aspect_ratio = sar.num > 0 && sar.den > 0 ? sar : AVRational{0, 1};
   return p;

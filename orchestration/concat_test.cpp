@@ -106,6 +106,18 @@ TEST(ConcatE2E, LosslessSegmentsJoinIntoExactlyTheSingleRunsPictures) {
   EXPECT_EQ(video_md5s(run.manifest.output.path), video_md5s(run.single)) << "decoded pictures differ";
 }
 
+// Raw video's codec tag is its pixel layout: the joined file must carry the
+// single run's, or it decodes as another layout (or the muxer refuses it).
+TEST(ConcatE2E, RawVideoSegmentsJoinIntoExactlyTheSingleRunsPictures) {
+  std::mt19937_64 rng(fresh_seed() ^ 0x4a3);
+  SplitRun run;
+  const ClipSettings clip = random_clip(rng);
+  const char* joined = rng() % 2 ? "joined.mkv" : "joined.nut";
+  ASSERT_NO_FATAL_FAILURE(split_run_and_join(run, clip, output_to(run, joined, "rawvideo"), rng));
+  expect_same_as_single_run(run);
+  EXPECT_EQ(video_md5s(run.manifest.output.path), video_md5s(run.single)) << "decoded pictures differ";
+}
+
 TEST(ConcatE2E, X264SegmentsJoinIntoMp4WithTheSingleRunsTimes) {
   std::mt19937_64 rng(fresh_seed() ^ 0x264);
   SplitRun run;

@@ -1,5 +1,7 @@
 // The contact sheet's geometry and the font of its labels.
+#if STYLEPIPE_HAVE_FONTCONFIG
 #include <fontconfig/fontconfig.h>
+#endif
 
 #include <algorithm>
 #include <filesystem>
@@ -69,6 +71,9 @@ std::string find_label_font(const std::string& requested) {
     return requested;
   }
   const char* fix = "install a font (Debian: fonts-dejavu-core) or pass --font FILE.ttf";
+#if !STYLEPIPE_HAVE_FONTCONFIG
+  throw Error(ExitCode::unavailable, std::string("this build has no fontconfig to find a font; ") + fix);
+#else
   if (!FcInit()) throw Error(ExitCode::unavailable, std::string("fontconfig cannot start; ") + fix);
   std::unique_ptr<FcPattern, decltype(&FcPatternDestroy)> pattern(
       FcNameParse(reinterpret_cast<const FcChar8*>("sans-serif:scalable=true")), FcPatternDestroy);
@@ -82,6 +87,7 @@ std::string find_label_font(const std::string& requested) {
       !fs::is_regular_file(reinterpret_cast<const char*>(file), ec))
     throw Error(ExitCode::unavailable, std::string("no font for the labels: fontconfig finds none; ") + fix);
   return reinterpret_cast<const char*>(file);
+#endif
 }
 
 }  // namespace sp

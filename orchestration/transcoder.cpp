@@ -17,7 +17,7 @@ void Transcoder::read_loop(MediaReader& reader) {
       MediaItem item;
       if (!reader.next(item)) break;
       if (item.kind == MediaItem::Kind::video && !item.frame.lead_in) ++stats_.frames_in;
-      read_queue_.push(ReadItem{std::move(item), Clock::now()});
+      read_queue_.push(ReadItem{std::move(item), Clock::now(), {}});
     }
   } catch (...) {
     failure_.set(std::current_exception());
@@ -29,37 +29,45 @@ void Transcoder::write_loop() {
   try {
     while (auto item = write_queue_.pop()) {
       if (failure_.failed()) continue;  // drain without writing
-      if (item->frame && item->frame->picture.on_device) {
-        // connect_device_output() made the owner: the writer's own frame.
-        writer_->write_video(DevicePicture{item->frame->picture,
-                                           std::static_pointer_cast<AVFrame>(std::move(item->frame->device_owner))},
-                             item->pts, item->duration);
-      } else if (item->frame) {
-        // The pooled picture goes back to the pool when the encoder lets go of it.
-        writer_->write_video(item->frame->picture, item->pts, item->duration,
-                             std::make_shared<PooledBuffer>(std::move(item->frame->storage)));
-      }
-      if (item->frame) {
-        const double latency = std::chrono::duration<double, std::milli>(Clock::now() - item->read_at).count();
-        std::lock_guard lock(stats_mutex_);
-        stats_.latency_ms.add(latency);
-        stats_.add_frame(item->frame->timings);
-        if (frames_written_++ == 0)
-          stats_.first_frame_seconds = std::chrono::duration<double>(Clock::now() - process_start_time()).count();
-        stats_.frames_out = frames_written_;
-        media_seconds_ = item->pts * av_q2d(time_base_);
-        progress_->update(frames_written_, media_seconds_);
-        if (options_.progress_sink) {
-          options_.progress_sink->frames = frames_written_;
-          options_.progress_sink->media_seconds = media_seconds_;
-        }
-      } else {
-        writer_->write_packet(item->packet.packet);
-      }
+      write_item(*item);
     }
   } catch (...) {
     failure_.set(std::current_exception());
     write_queue_.close();
+  }
+}
+
+void Transcoder::write_item(WriteItem& item) {
+  if (!item.frame) {
+    writer_->write_packet(item.packet.packet);
+    return;
+  }
+  FrameTimes& times = item.times;
+  times.write_started = Clock::now();
+  if (item.frame->picture.on_device) {
+    // connect_device_output() made the owner: the writer's own frame.
+    writer_->write_video(DevicePicture{item.frame->picture,
+                                       std::static_pointer_cast<AVFrame>(std::move(item.frame->device_owner))},
+                         item.pts, item.duration);
+  } else {
+    // The pooled picture goes back to the pool when the encoder lets go of it.
+    writer_->write_video(item.frame->picture, item.pts, item.duration,
+                         std::make_shared<PooledBuffer>(std::move(item.frame->storage)));
+  }
+  times.written = Clock::now();
+  const double latency = std::chrono::duration<double, std::milli>(times.written - times.read).count();
+  std::lock_guard lock(stats_mutex_);
+  stats_.latency_ms.add(latency);
+  stats_.timeline.record(frames_written_, times);
+  stats_.add_frame(item.frame->timings);
+  if (frames_written_++ == 0)
+    stats_.first_frame_seconds = std::chrono::duration<double>(times.written - process_start_time()).count();
+  stats_.frames_out = frames_written_;
+  media_seconds_ = item.pts * av_q2d(time_base_);
+  progress_->update(frames_written_, media_seconds_);
+  if (options_.progress_sink) {
+    options_.progress_sink->frames = frames_written_;
+    options_.progress_sink->media_seconds = media_seconds_;
   }
 }
 
@@ -93,10 +101,13 @@ void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
   }
   connect_device_output();
   std::lock_guard lock(stats_mutex_);
+  stats_.stage_lanes = engine_->chain().lanes();
+  stats_.extra_lane_bytes = std::max<uint64_t>(stats_.extra_lane_bytes, engine_->chain().extra_lane_bytes());
   if (stats_.stages.size() != engine_->chain().size()) {
     stats_.stages.resize(engine_->chain().size());
     for (size_t i = 0; i < engine_->chain().size(); ++i) stats_.stages[i].name = engine_->chain().name(i);
   }
+  for (StageStats& stage : stats_.stages) stage.ms.reserve(live_stats_frames_);
 }
 
 // An encoder that reads device memory (NVENC) gets the chain's output where
@@ -119,14 +130,18 @@ void Transcoder::retire_engine() {
   engine_.reset();
 }
 
-void Transcoder::record_stage_counters() {
+void Transcoder::record_stage_counters(int lane) {
   const StageChain& chain = engine_->chain();
   std::lock_guard lock(stats_mutex_);
   for (size_t i = 0; i < chain.size() && i < stats_.stages.size(); ++i)
-    for (const auto& [name, value] : chain.counters(i)) stats_.stages[i].counters[name].add(value);
+    for (const auto& [name, value] : chain.counters(i, lane)) stats_.stages[i].counters[name].add(value);
 }
 
 void Transcoder::forward(WriteItem item) {
+  if (one_thread_) {
+    write_item(item);
+    return;
+  }
   if (!write_queue_.push(std::move(item)) && !failure_.failed())
     throw Error(ExitCode::internal, "writer stopped unexpectedly");
 }
@@ -145,7 +160,8 @@ void Transcoder::flush_ready(bool wait_all) {
     const bool must_wait = wait_all || !engine_->can_submit();
     if (!must_wait && !engine_->oldest_ready()) return;
     EngineFrame done = engine_->take_oldest();
-    record_stage_counters();
+    const Clock::time_point processed_at = Clock::now();
+    record_stage_counters(done.lane);
     const int64_t tag = std::get<int64_t>(pending_.front());
     pending_.pop_front();
     const FrameMeta m = meta_.at(tag);
@@ -155,12 +171,14 @@ void Transcoder::flush_ready(bool wait_all) {
     w.frame = std::move(done);
     w.pts = m.pts;
     w.duration = m.duration;
-    w.read_at = m.read_at;
+    w.times = m.times;
+    w.times.processed = processed_at;
     forward(std::move(w));
   }
 }
 
-void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
+void Transcoder::submit(ReadItem& read) {
+  MediaItem& item = read.media;
   const PlanarView v = item.frame.view();
   if (!engine_) {
     throw Error(ExitCode::internal, "engine missing");
@@ -180,7 +198,11 @@ void Transcoder::submit(MediaItem& item, Clock::time_point read_at) {
   }
   while (!engine_->can_submit()) flush_ready(false);
   const int64_t tag = next_tag_++;
-  meta_[tag] = FrameMeta{item.frame.pts, item.frame.duration, read_at, item.frame.lead_in};
+  FrameMeta& meta = meta_[tag];
+  meta = FrameMeta{item.frame.pts, item.frame.duration, {}, item.frame.lead_in};
+  meta.times.arrived = item.frame.input_ready_at;
+  meta.times.read = read.read_at;
+  meta.times.taken = read.taken_at;
   FrameInfo info;
   info.index = tag;
   info.time_seconds = item.frame.pts * av_q2d(time_base_);
@@ -228,26 +250,31 @@ void Transcoder::submit_video(ReadItem& item, MediaReader& reader) {
     std::lock_guard lock(stats_mutex_);
     ++stats_.frames_lead_in;
   }
-  submit(item.media, item.read_at);
+  submit(item);
 }
 
 void Transcoder::process_loop(MediaReader& reader) {
   while (auto item = read_queue_.pop()) {
     if (failure_.failed()) continue;
-    if (item->media.kind == MediaItem::Kind::video && item->media.frame.lead_in) {
-      hold_lead_in(std::move(*item), reader);
-      continue;
-    }
-    if (item->media.kind == MediaItem::Kind::video) {
-      submit_lead_in(reader);
-      submit_video(*item, reader);
-    } else if (item->media.kind == MediaItem::Kind::packet) {
-      pending_.push_back(std::move(item->media));
-      if (writer_) flush_ready(false);
-    }
-    if (writer_) flush_ready(false);
+    item->taken_at = Clock::now();
+    process_item(*item, reader);
   }
   if (writer_ && !failure_.failed()) flush_ready(true);
+}
+
+void Transcoder::process_item(ReadItem& item, MediaReader& reader) {
+  if (item.media.kind == MediaItem::Kind::video && item.media.frame.lead_in) {
+    hold_lead_in(std::move(item), reader);
+    return;
+  }
+  if (item.media.kind == MediaItem::Kind::video) {
+    submit_lead_in(reader);
+    submit_video(item, reader);
+  } else if (item.media.kind == MediaItem::Kind::packet) {
+    pending_.push_back(std::move(item.media));
+    if (writer_) flush_ready(false);
+  }
+  if (writer_) flush_ready(false);
 }
 
 // Once every picture has reached the encoder the GPU's part is over; its
@@ -278,28 +305,35 @@ int Transcoder::run(MediaReader& reader) {
   if (options_.low_latency) {
     try {
       resolve_backend();
+      prepare_live_output(reader);
     } catch (...) {
       failure_.set(std::current_exception());
     }
   }
-  const std::string log_context = thread_log_context();
-  std::thread read_thread([&] {
-    set_thread_log_context(log_context);
-    read_loop(reader);
-  });
-  std::thread write_thread([&] {
-    set_thread_log_context(log_context);
-    write_loop();
-  });
-  try {
-    process_loop(reader);
-  } catch (...) {
-    failure_.set(std::current_exception());
+  reserve_live_stats(reader);
+  one_thread_ = options_.low_latency && options_.overflow == OverflowPolicy::block;
+  if (one_thread_) {
+    live_loop(reader);
+  } else {
+    const std::string log_context = thread_log_context();
+    std::thread read_thread([&] {
+      set_thread_log_context(log_context);
+      read_loop(reader);
+    });
+    std::thread write_thread([&] {
+      set_thread_log_context(log_context);
+      write_loop();
+    });
+    try {
+      process_loop(reader);
+    } catch (...) {
+      failure_.set(std::current_exception());
+    }
+    read_queue_.close();
+    write_queue_.close();
+    read_thread.join();
+    write_thread.join();
   }
-  read_queue_.close();
-  write_queue_.close();
-  read_thread.join();
-  write_thread.join();
   retire_engine();
   stats_.pool = pool_.stats();
   std::thread gpu_teardown = release_device_early(reader);
@@ -352,7 +386,7 @@ int Transcoder::run(MediaReader& reader) {
     stats_.result = *err;
     return int(ExitCode::data_error);
   }
-  if (!writer_) {
+  if (next_tag_ == 0) {  // (a live output is opened before any frame)
     log_error("{}: no video frames were decoded", options_.input.url);
     stats_.result = "no video frames";
     return int(ExitCode::data_error);

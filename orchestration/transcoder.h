@@ -22,12 +22,13 @@ using Clock = std::chrono::steady_clock;
 struct ReadItem {
   MediaItem media;
   Clock::time_point read_at;
+  Clock::time_point taken_at;  // by the processor
 };
 
 struct WriteItem {
   std::optional<EngineFrame> frame;
   int64_t pts = 0, duration = 0;
-  Clock::time_point read_at;
+  FrameTimes times;  // up to `processed`; the writer adds the rest
   MediaItem packet;  // kind == packet when this item carries one
 };
 
@@ -53,7 +54,7 @@ class FailureLatch {
 
 struct FrameMeta {
   int64_t pts = 0, duration = 0;
-  Clock::time_point read_at;
+  FrameTimes times;  // arrived, read, taken
   bool discard = false;  // a warm-up frame: it only moves the temporal stages' state
 };
 
@@ -71,14 +72,19 @@ class Transcoder {
  private:
   void read_loop(MediaReader& reader);
   void write_loop();
+  void write_item(WriteItem& item);
   void process_loop(MediaReader& reader);
+  void process_item(ReadItem& item, MediaReader& reader);
+  void live_loop(MediaReader& reader);
+  void reserve_live_stats(const MediaReader& reader);
+  void prepare_live_output(MediaReader& reader);
   static size_t startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader);
   bool device_ready() const;
   void resolve_backend();
   void end_bridge_when_due();
   void start_video(const DecodedFrame& frame, MediaReader& reader);
   void build_engine(Size input, PixelFormat format, ColorSpec color);
-  void submit(MediaItem& item, Clock::time_point read_at);
+  void submit(ReadItem& item);
   void hold_lead_in(ReadItem item, MediaReader& reader);
   void submit_lead_in(MediaReader& reader);
   void submit_video(ReadItem& item, MediaReader& reader);
@@ -87,7 +93,7 @@ class Transcoder {
   void retire_engine();
   void connect_device_output();
   std::thread release_device_early(const MediaReader& reader);
-  void record_stage_counters();
+  void record_stage_counters(int lane);
 
   const TranscodeOptions& options_;
   RunStats& stats_;
@@ -99,6 +105,9 @@ class Transcoder {
   BoundedQueue<ReadItem> read_queue_;
   BoundedQueue<WriteItem> write_queue_;
   FailureLatch failure_;
+  // Live input with backpressure: one thread reads, processes and writes.
+  bool one_thread_ = false;
+  size_t live_stats_frames_ = 0;  // frames the stats have room for before any allocation
   std::unique_ptr<MediaWriter> writer_;
   std::unique_ptr<FrameEngine> engine_;
   EngineFormats formats_;

@@ -103,6 +103,11 @@ class PooledScratch : public ScratchAllocator {
   ~PooledScratch() override { release_all(); }
   void* allocate(size_t bytes) override;
   void release_all() { held_.clear(); }
+  size_t bytes() const {
+    size_t total = 0;
+    for (const PooledBuffer& b : held_) total += b.bytes();
+    return total;
+  }
 
  private:
   BufferPool& pool_;

@@ -35,6 +35,7 @@ struct EngineFrame {
   std::shared_ptr<void> device_owner;
   int64_t tag = 0;  // caller's identifier, returned unchanged
   FrameTimings timings;
+  int lane = 0;  // of the stage chain that made it (its stages' counters)
 };
 
 // Byte counters for the stats: what crossed PCIe, what the host copied.

@@ -13,8 +13,10 @@ namespace {
 constexpr int kRgbaTag = 3000;
 constexpr int kDevicePlanarTag = 3100;
 
-// Everything one frame in flight owns: its stream, its events and its buffers.
+// Everything one frame in flight owns: its stream, its events, its buffers
+// and its lane of the stage chain.
 struct Slot {
+  int lane = 0;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, uploaded = nullptr, converted_in = nullptr, converted_out = nullptr,
               done = nullptr;
@@ -34,10 +36,11 @@ class CudaFrameEngine final : public FrameEngine {
  public:
   CudaFrameEngine(std::vector<StageSpec> stages, BufferPool& pool, int frames_in_flight, bool poll_for_done)
       : pool_(pool),
-        chain_(std::move(stages), Backend::cuda, pool),
+        chain_(std::move(stages), Backend::cuda, pool, std::max(1, frames_in_flight)),
         slots_(std::max(1, frames_in_flight)),
         poll_for_done_(poll_for_done) {
     for (Slot& s : slots_) {
+      s.lane = int(&s - slots_.data());
       SP_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
       for (cudaEvent_t* e : {&s.start, &s.uploaded, &s.converted_in, &s.converted_out})
         SP_CUDA_CHECK(cudaEventCreate(e));
@@ -109,13 +112,12 @@ class CudaFrameEngine final : public FrameEngine {
     SP_CUDA_CHECK_LAUNCH();
     SP_CUDA_CHECK(cudaEventRecord(s.converted_in, s.stream));
 
-    // Stage sections run in frame order: they share scratch, and temporal stages need order.
-    if (last_stages_done_) SP_CUDA_CHECK(cudaStreamWaitEvent(s.stream, last_stages_done_, 0));
-    chain_.run_cuda(rgba_in, rgba_out, frame, s.stream, s.stage_marks);
-    last_stages_done_ = s.stage_marks.back();
+    // Frames on other lanes run their stages meanwhile; the chain orders its temporal stages.
+    chain_.run_cuda(rgba_in, rgba_out, frame, s.stream, s.stage_marks, s.lane);
 
     s.pending = EngineFrame{};
     s.pending.tag = tag;
+    s.pending.lane = s.lane;
     if (device_output_) {
       convert_into_consumer(s, rgba_out);
     } else {
@@ -214,7 +216,6 @@ class CudaFrameEngine final : public FrameEngine {
   std::vector<Slot> slots_;
   std::deque<Slot*> order_;
   size_t next_slot_ = 0;
-  cudaEvent_t last_stages_done_ = nullptr;
   cudaEvent_t decoder_copies_done_ = nullptr;
   bool poll_for_done_ = false;
   EngineFormats formats_;

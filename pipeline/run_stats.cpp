@@ -55,7 +55,7 @@ nlohmann::json RunStats::to_json() const {
   }
   const double fps = wall_seconds > 0 ? frames_out / wall_seconds : 0;
   const double per_frame = frames_out > 0 ? 1.0 / frames_out : 0;
-  return {
+  nlohmann::json j = {
       {"result", result},
       {"input", input},
       {"output", output},
@@ -81,6 +81,7 @@ nlohmann::json RunStats::to_json() const {
         {"buffers_live", pool.buffers_live},
         {"bytes_live", pool.bytes_live},
         {"high_water_bytes", pool.high_water_bytes}}},
+      {"stage_lanes", {{"lanes", stage_lanes}, {"extra_bytes", extra_lane_bytes}}},
       {"transfer_bytes",
        {{"host_to_device", traffic.host_to_device_bytes},
         {"device_to_host", traffic.device_to_host_bytes},
@@ -89,6 +90,8 @@ nlohmann::json RunStats::to_json() const {
         {"device_to_host_per_frame", traffic.device_to_host_bytes * per_frame}}},
       {"warnings", warnings},
   };
+  if (timeline.enabled()) j["timeline"] = timeline.to_json();
+  return j;
 }
 
 }  // namespace sp

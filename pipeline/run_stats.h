@@ -9,6 +9,7 @@
 
 #include "pipeline/buffer_pool.h"
 #include "pipeline/frame_engine.h"
+#include "pipeline/frame_timeline.h"
 
 namespace sp {
 
@@ -16,6 +17,8 @@ namespace sp {
 class Samples {
  public:
   void add(double v) { values_.push_back(v); }
+  // Room for n samples up front: adding them then never allocates (live runs).
+  void reserve(size_t n) { values_.reserve(n); }
   size_t count() const { return values_.size(); }
   double percentile(double p) const;  // nearest-rank, p in [0,100]; 0 when empty
   double median() const { return percentile(50); }
@@ -53,7 +56,12 @@ struct RunStats {
   std::vector<StageStats> stages;
   Samples upload_ms, convert_in_ms, convert_out_ms, download_ms;
   Samples latency_ms;  // frame fully read -> frame fully written
+  FrameTimeline timeline;  // live runs: each frame's steps, the worst frames
   PoolStats pool;
+  // Lanes of the stage chain (frames whose stages run at once) and the device
+  // memory the lanes past the first take.
+  int stage_lanes = 1;
+  uint64_t extra_lane_bytes = 0;
   EngineTraffic traffic;
   std::vector<std::string> warnings;
   std::string result = "ok";  // ok, interrupted, data error, ...

@@ -17,13 +17,14 @@ struct StageSpec {
 };
 
 // The configured stages of one pipeline, run one after the other on RGBA8
-// frames. One instance serves all frames in flight: their stage sections are
-// ordered by events (CUDA) or run one at a time (CPU), so scratch and the
-// intermediate buffers between stages are shared and temporal stages see
-// frames in order.
+// frames, in `lanes` lanes: frames in flight on different lanes (CUDA
+// streams) run their stage sections at the same time. A non-temporal stage
+// has an instance, scratch and output buffer per lane; a temporal stage has
+// one instance that every lane uses in frame order (an event chain), because
+// each frame continues its state. The CPU runs one frame at a time: one lane.
 class StageChain {
  public:
-  StageChain(std::vector<StageSpec> specs, Backend backend, BufferPool& pool);
+  StageChain(std::vector<StageSpec> specs, Backend backend, BufferPool& pool, int lanes = 1);
   ~StageChain();
 
   // (Re)configures every stage for `input`; returns the final output size.
@@ -37,26 +38,40 @@ class StageChain {
   Size stage_input(size_t i) const { return sizes_[i]; }
   Size stage_output(size_t i) const { return sizes_[i + 1]; }
   double floor_bytes(size_t i) const;
-  StageCounters counters(size_t i) const { return stages_[i]->counters(); }
+  // Of the frame that ran last on `lane`.
+  StageCounters counters(size_t i, int lane = 0) const { return stage(i, lane).counters(); }
   bool any_temporal() const;
+  int lanes() const { return lanes_; }
+  // Device memory the extra lanes take (instances' scratch and buffers between stages).
+  size_t extra_lane_bytes() const;
 
   // CPU: runs all stages, timing each into stage_ms (resized to size()).
   void run_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,
                std::vector<double>& stage_ms);
   // CUDA (stage_chain_cuda.cpp, CUDA builds only): enqueues all stages on `stream`; marks must hold size()+1 events,
   // recorded before the first stage and after each one for per-stage timing.
+  // Frames must be enqueued in frame order (the temporal stages' order).
   void run_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream,
-                const std::vector<cudaEvent_t>& marks);
+                const std::vector<cudaEvent_t>& marks, int lane = 0);
 
  private:
-  RgbaView intermediate(size_t i) const;
+  // One stage's instances: one per lane, or one shared by all (temporal).
+  struct StageLanes {
+    std::vector<std::unique_ptr<Stage>> instances;
+    std::vector<std::unique_ptr<PooledScratch>> scratch;
+    std::vector<cudaEvent_t> done;   // per lane: its frame's pass through a shared stage
+    cudaEvent_t last_done = nullptr;  // the latest frame's, which the next one waits for
+    bool shared() const { return instances.size() == 1; }
+  };
+  Stage& stage(size_t i, int lane) const;
+  RgbaView intermediate(size_t i, int lane) const;
 
   std::vector<StageSpec> specs_;
   Backend backend_;
   BufferPool& pool_;
-  std::vector<std::unique_ptr<Stage>> stages_;
-  std::vector<std::unique_ptr<PooledScratch>> scratch_;
-  std::vector<PooledBuffer> intermediates_;  // between stage i and i+1
+  int lanes_ = 1;
+  std::vector<StageLanes> stages_;
+  std::vector<std::vector<PooledBuffer>> intermediates_;  // [lane][i]: between stage i and i+1
   std::vector<Size> sizes_;                  // sizes_[i] = input of stage i; back() = output
   Size input_, output_;
 };

@@ -2,7 +2,7 @@
 # or fmt: where the checkout carries .devkit, unpack the kits, put their
 # FFmpeg first, and set `kit_cmake_args` for cmake (empty elsewhere).
 kit_cmake_args=()
-if [ -d .devkit ]; then
+if compgen -G ".devkit/*.tar.xz" >/dev/null; then  # .devkit may hold only clips (.devkit/live)
   mkdir -p /tmp/kit
   for t in .devkit/*.tar.xz; do [ -d "/tmp/kit/$(basename "$t" .tar.xz)" ] || tar -C /tmp/kit -xJf "$t"; done
   . /tmp/kit/ffmpeg-kit/env.sh

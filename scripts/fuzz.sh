@@ -2,9 +2,10 @@
 # Builds the libFuzzer harnesses of tests/fuzz (clang++, ASan + UBSan) into
 # ${FUZZ_BUILD_DIR:-build-fuzz} and runs each for SECONDS (default 120),
 # starting from its seed corpus and the committed regression inputs. A
-# finding stops the script with its input in build-fuzz/findings/HARNESS/:
-# fix the bug, then commit the input to tests/fuzz/regressions/HARNESS/ (a
-# CTest replays that folder). New inputs the fuzzers find collect in
+# finding fails the script, once every harness has run, with its input in
+# build-fuzz/findings/HARNESS/ (and in the log as base64, for CI): fix the
+# bug, then commit the input to tests/fuzz/regressions/HARNESS/ (a CTest
+# replays that folder). New inputs the fuzzers find collect in
 # build-fuzz/corpus/HARNESS/, so local runs resume where they stopped.
 # Usage: scripts/fuzz.sh [SECONDS] [HARNESS...]   (harnesses: config media pipe)
 # FUZZ_FLAGS adds libFuzzer flags (e.g. -seed=1, -rss_limit_mb=0 -timeout=2).
@@ -27,10 +28,13 @@ declare -A max_len=([config]=4096 [media]=16384 [pipe]=16384)
 # Seed folders besides tests/fuzz/corpus/HARNESS (as in tests/fuzz/CMakeLists.txt).
 declare -A extra_seeds=([config]="configs tests/configs" [media]="" [pipe]="")
 
+failed=()
 for harness in "${harnesses[@]}"; do
   work="$build_dir/corpus/$harness"
   findings="$build_dir/findings/$harness"
   mkdir -p "$work" "$findings"
+  stamp="$build_dir/findings/.started-$harness"
+  touch "$stamp"
   read -ra seeds <<<"${extra_seeds[$harness]}"
   regressions=()
   [ -d "tests/fuzz/regressions/$harness" ] && regressions=("tests/fuzz/regressions/$harness")
@@ -44,9 +48,20 @@ for harness in "${harnesses[@]}"; do
     "$build_dir/tests/fuzz/fuzz_$harness" -max_total_time="$seconds" -max_len="${max_len[$harness]}" \
     -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" \
     ${FUZZ_FLAGS:-} "$work" "tests/fuzz/corpus/$harness" "${seeds[@]}" "${regressions[@]}" || status=$?
+  ((status == 0)) && continue
+  failed+=("$harness")
   if ((status == 124 || status == 137)); then
     echo "fuzz: $harness did not finish, likely stuck in its out-of-memory report; an input that runs away" \
       "is kept as a timeout with FUZZ_FLAGS='-rss_limit_mb=0 -timeout=2'" >&2
   fi
-  ((status == 0)) || exit "$status"
+  # The input is also printed, so that a CI log alone is enough to replay it.
+  while IFS= read -r input; do
+    echo "fuzz: $harness: finding $input ($(stat -c %s "$input") bytes; base64: $(head -c 16384 "$input" | base64 -w0))" >&2
+  done < <(find "$findings" -maxdepth 1 -type f -newer "$stamp")
+  echo "fuzz: $harness FAILED (exit $status): reproduce with $build_dir/tests/fuzz/fuzz_$harness FILE; once fixed," \
+    "commit the input to tests/fuzz/regressions/$harness/" >&2
 done
+if ((${#failed[@]})); then
+  echo "fuzz: findings in ${failed[*]} (inputs in $build_dir/findings/)" >&2
+  exit 1
+fi

@@ -1,35 +1,59 @@
 #!/usr/bin/env bash
-# CI's checks after the README's test command (.ci/run calls this): the CPU
-# test suite under ASan + UBSan (build-asan), the threading tests under TSan
+# The checks after the README's test command (README "Checks"): the CPU test
+# suite under ASan + UBSan (build-asan), the threading tests under TSan
 # (build-tsan), then each fuzz harness for FUZZ_SECONDS (scripts/fuzz.sh).
-# GPU tests skip as in the plain build. Prints how long each step took.
+# GPU tests skip as in the plain build.
+# Usage: scripts/sanitize-and-fuzz.sh [STEP...]
+#   steps, in this order by default: asan-build asan-test tsan-build tsan-test fuzz
+# .ci/run calls the steps one by one to time them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 
-step_start=$SECONDS
-step_done() {
-  echo "sanitize-and-fuzz: $1 took $((SECONDS - step_start)) s"
-  step_start=$SECONDS
-}
-
+# CHECKS_CMAKE_ARGS adds configure arguments to both sanitizer builds (a
+# configuration without CUDA, say, which then builds no nvcc code at all).
 configure() {  # build_dir sanitizers [cmake args...]
   local dir=$1 sanitizers=$2
   shift 2
   # -O1 -g1: well under -O3's compile time, and reports with line numbers.
+  # shellcheck disable=SC2086
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DSTYLEPIPE_SANITIZE="$sanitizers" "$@" >/dev/null
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DSTYLEPIPE_SANITIZE="$sanitizers" "$@" ${CHECKS_CMAKE_ARGS:-} >/dev/null
 }
 
-export UBSAN_OPTIONS=print_stacktrace=1
-# Exported: the e2e tests run the instrumented stylepipe binary too.
-export TSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/tsan.supp"
+# Reports go to files, one per process, because many come from the stylepipe
+# binary that e2e tests run: a test that expects that binary to fail, or does
+# not look at its exit status, would otherwise let a report pass unseen.
+reports_dir() { echo "$PWD/$1/sanitizer-reports"; }
 
-configure build-asan address,undefined
-cmake --build build-asan -j "$jobs"
-step_done "build-asan: build"
-(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900)
-step_done "build-asan: tests"
+run_ctest() {  # build_dir [ctest args...]
+  local dir=$1 reports status=0
+  shift
+  reports=$(reports_dir "$dir")
+  rm -rf "$reports" && mkdir -p "$reports"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 900 "$@") || status=$?
+  local found=("$reports"/*)
+  if [ -e "${found[0]}" ]; then
+    for f in "${found[@]}"; do
+      echo "---- $f"
+      head -n 60 "$f"
+    done
+    echo "sanitize-and-fuzz: ${#found[@]} sanitizer report(s) in $dir (above; all of them in $reports)" >&2
+    return 1
+  fi
+  return "$status"
+}
+
+asan_env() {
+  local r
+  r=$(reports_dir build-asan)
+  export ASAN_OPTIONS="log_path=$r/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export UBSAN_OPTIONS="print_stacktrace=1:log_path=$r/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+}
+
+tsan_env() {
+  export TSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/tsan.supp:log_path=$(reports_dir build-tsan)/tsan${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+}
 
 # The tests that run threads: the queue and worker pool, the reader/
 # processor/writer transcoder (through the binary: TranscodeE2E, interrupts
@@ -38,13 +62,34 @@ step_done "build-asan: tests"
 # Their chains use scale and xbr only, so the other stages (and their slow
 # CUDA builds) are left out here, with the one test that needs pencil; the
 # ASan build runs all of their tests.
-configure build-tsan thread "-DSTYLEPIPE_EXCLUDE_STAGES=halftone;lowpoly;pencil"
-cmake --build build-tsan -j "$jobs" --target test_core stylepipe
-step_done "build-tsan: build"
 threading_tests='^(BoundedQueue|ParallelFor|MediaWriter[A-Za-z]*|TranscodeE2E|LivePipe|LiveCapture|SegmentsE2E)\.'
-(cd build-tsan &&
-  ctest --output-on-failure -j "$jobs" --timeout 900 -R "$threading_tests" -E 'SegmentsE2E\.TemporalSeam')
-step_done "build-tsan: tests"
 
-JOBS=$jobs scripts/fuzz.sh "${FUZZ_SECONDS:-120}"
-step_done "fuzz"
+step() {
+  case $1 in
+    asan-build)
+      configure build-asan address,undefined
+      cmake --build build-asan -j "$jobs" ;;
+    asan-test)
+      asan_env
+      run_ctest build-asan ;;
+    tsan-build)
+      configure build-tsan thread "-DSTYLEPIPE_EXCLUDE_STAGES=halftone;lowpoly;pencil"
+      cmake --build build-tsan -j "$jobs" --target test_core stylepipe ;;
+    tsan-test)
+      tsan_env
+      run_ctest build-tsan -R "$threading_tests" -E 'SegmentsE2E\.TemporalSeam' ;;
+    fuzz)
+      JOBS=$jobs scripts/fuzz.sh "${FUZZ_SECONDS:-120}" ;;
+    *)
+      echo "sanitize-and-fuzz: unknown step '$1' (asan-build, asan-test, tsan-build, tsan-test, fuzz)" >&2
+      return 64 ;;
+  esac
+}
+
+steps=("$@")
+((${#steps[@]})) || steps=(asan-build asan-test tsan-build tsan-test fuzz)
+for s in "${steps[@]}"; do
+  start=$SECONDS
+  step "$s"
+  echo "sanitize-and-fuzz: $s took $((SECONDS - start)) s"
+done

@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+start=$SECONDS
 scripts/build.sh
+echo "setup-and-test: build took $((SECONDS - start)) s"
 cd "${BUILD_DIR:-build}"
+start=$SECONDS
 ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 600
+echo "setup-and-test: tests took $((SECONDS - start)) s"

@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "pipeline/params.h"
 #include "pipeline/stage.h"
@@ -83,43 +86,118 @@ bool read_all(int fd, uint8_t* data, size_t n) {
   return true;
 }
 
-TEST(LivePipe, SixHundredFramesAt60FpsMatchTheCpuReference) {
-  const StageDescriptor* xbr = StageRegistry::instance().find("xbr");
-  if (!xbr) GTEST_SKIP() << "the xbr stage is not built";
-  std::mt19937_64 rng(fresh_seed());
-  const std::vector<HostImage> frames = make_scene(rng);
-  TempDir dir;
-  const std::string config = dir.file("live.yaml"), stats = dir.file("stats.json");
-  std::ofstream(config) << "pipeline:\n  - xbr: {scale: " << kScale << "}\n";
+// stylepipe with stdin and stdout on pipes: `to` feeds it, `from` reads it.
+struct LiveChild {
+  pid_t pid = -1;
+  int to = -1, from = -1;
+};
 
+LiveChild start_live(const std::vector<std::string>& args) {
   int to_child[2], from_child[2];
-  ASSERT_EQ(pipe(to_child), 0);
-  ASSERT_EQ(pipe(from_child), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
+  LiveChild c;
+  if (pipe(to_child) != 0 || pipe(from_child) != 0) return c;
+  c.pid = fork();
+  if (c.pid == 0) {
     dup2(to_child[0], 0);
     dup2(from_child[1], 1);
     close(to_child[1]);
     close(from_child[0]);
     const std::string bin = stylepipe_binary();
-    execl(bin.c_str(), bin.c_str(), "run", config.c_str(), "-f", "rawvideo", "--pix-fmt", "rgba", "--size", "256x240",
-          "--rate", "60", "-i", "-", "-f", "rawvideo", "--pix-fmt", "rgba", "-o", "-", "--low-latency",
-          "--progress", "none", "--stats-json", stats.c_str(), static_cast<char*>(nullptr));
+    std::vector<char*> argv{const_cast<char*>(bin.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
     _exit(127);
   }
   close(to_child[0]);
   close(from_child[1]);
+  c.to = to_child[1];
+  c.from = from_child[0];
+  return c;
+}
 
-  std::thread producer([&] {
+std::vector<std::string> live_args(const std::string& config, const std::string& stats) {
+  return {"run", config, "-f", "rawvideo", "--pix-fmt", "rgba", "--size", "256x240", "--rate", "60", "-i", "-",
+          "--low-latency", "--progress", "none", "--stats-json", stats, "-o", "-"};
+}
+
+// Writes the frames at 60 fps, then closes the input.
+std::thread pace_frames(const std::vector<HostImage>& frames, int fd) {
+  return std::thread([&frames, fd] {
     auto next = std::chrono::steady_clock::now();
     for (const auto& f : frames) {
       std::this_thread::sleep_until(next);
       next += std::chrono::microseconds(16667);
-      if (!write_all(to_child[1], f.pixels.data(), f.pixels.size())) break;
+      if (!write_all(fd, f.pixels.data(), f.pixels.size())) break;
     }
-    close(to_child[1]);
+    close(fd);
   });
+}
+
+int exit_status(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The latency and its per-frame timeline in --stats-json, for every frame.
+void expect_live_stats(const std::string& stats_path) {
+  const nlohmann::json s = nlohmann::json::parse(std::ifstream(stats_path));
+  EXPECT_EQ(s["frames"]["out"].get<int>(), kFrames);
+  EXPECT_EQ(s["frames"]["dropped"].get<int>(), 0);
+  const auto& latency = s["latency_ms"];
+  EXPECT_EQ(latency["count"].get<int>(), kFrames);
+  EXPECT_GT(latency["p50"].get<double>(), 0.0);
+  EXPECT_GE(latency["p99"].get<double>(), latency["p50"].get<double>());
+  EXPECT_GE(latency["max"].get<double>(), latency["p99"].get<double>());
+  std::printf("live latency ms: p50 %.3f p99 %.3f max %.3f\n", latency["p50"].get<double>(),
+              latency["p99"].get<double>(), latency["max"].get<double>());
+
+  const auto& timeline = s["timeline"];
+  EXPECT_EQ(timeline["frames"].get<int>(), kFrames);
+  EXPECT_EQ(timeline["steps_ms"]["latency"]["count"].get<int>(), kFrames);
+  EXPECT_DOUBLE_EQ(timeline["steps_ms"]["latency"]["max"].get<double>(), latency["max"].get<double>());
+  const auto& worst = timeline["worst"];
+  ASSERT_EQ(worst.size(), 10u);
+  EXPECT_DOUBLE_EQ(worst[0]["latency_ms"].get<double>(), latency["max"].get<double>());
+  for (size_t i = 0; i < worst.size(); ++i) {
+    const auto& w = worst[i];
+    if (i > 0) EXPECT_LE(w["latency_ms"].get<double>(), worst[i - 1]["latency_ms"].get<double>());
+    // The steps from read to written make up the latency; none is negative.
+    const double parts = w["read_to_taken_ms"].get<double>() + w["taken_to_processed_ms"].get<double>() +
+                         w["processed_to_write_ms"].get<double>() + w["write_ms"].get<double>();
+    EXPECT_NEAR(parts, w["latency_ms"].get<double>(), 1e-6);
+    for (const char* step : {"arrival_to_read_ms", "read_to_taken_ms", "taken_to_processed_ms",
+                             "processed_to_write_ms", "write_ms"})
+      EXPECT_GE(w[step].get<double>(), 0.0) << step;
+    EXPECT_GE(w["arrival_to_written_ms"].get<double>(), w["latency_ms"].get<double>());
+    EXPECT_LT(w["frame"].get<int>(), kFrames);
+  }
+  std::printf("worst frame %d: arrival->read %.3f, processing %.3f, write %.3f ms\n", worst[0]["frame"].get<int>(),
+              worst[0]["arrival_to_read_ms"].get<double>(), worst[0]["taken_to_processed_ms"].get<double>(),
+              worst[0]["write_ms"].get<double>());
+}
+
+const StageDescriptor* xbr_stage() { return StageRegistry::instance().find("xbr"); }
+
+std::string write_xbr_config(const TempDir& dir) {
+  const std::string config = dir.file("live.yaml");
+  std::ofstream(config) << "pipeline:\n  - xbr: {scale: " << kScale << "}\n";
+  return config;
+}
+
+TEST(LivePipe, SixHundredFramesAt60FpsMatchTheCpuReference) {
+  const StageDescriptor* xbr = xbr_stage();
+  if (!xbr) GTEST_SKIP() << "the xbr stage is not built";
+  std::mt19937_64 rng(fresh_seed());
+  const std::vector<HostImage> frames = make_scene(rng);
+  TempDir dir;
+  const std::string config = write_xbr_config(dir), stats = dir.file("stats.json");
+  std::vector<std::string> args = live_args(config, stats);
+  args.insert(args.end() - 2, {"-f", "rawvideo", "--pix-fmt", "rgba"});
+  const LiveChild child = start_live(args);
+  ASSERT_GT(child.pid, 0);
+  std::thread producer = pace_frames(frames, child.to);
 
   auto stage = xbr->create([&] {
     Params p = default_params(xbr->params);
@@ -130,29 +208,135 @@ TEST(LivePipe, SixHundredFramesAt60FpsMatchTheCpuReference) {
   HostImage got(kWidth * kScale, kHeight * kScale);
   int received = 0, mismatched = 0;
   for (; received < kFrames; ++received) {
-    if (!read_all(from_child[0], got.pixels.data(), out_bytes)) break;
+    if (!read_all(child.from, got.pixels.data(), out_bytes)) break;
     const HostImage expected = run_stage_cpu(*stage, frames[received]);
     if (compare(got, expected).differing_bytes != 0) ++mismatched;
   }
-  close(from_child[0]);
+  close(child.from);
   producer.join();
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(exit_status(child.pid), 0);
   EXPECT_EQ(received, kFrames);
   EXPECT_EQ(mismatched, 0) << "frames differing from the CPU reference";
+  expect_live_stats(stats);
+}
 
+// y4m to a pipe: the header, then each frame whole ("FRAME" and its planes),
+// as a player reads it.
+TEST(LivePipe, Y4mOutputCarriesEveryFrameWhole) {
+  if (!xbr_stage()) GTEST_SKIP() << "the xbr stage is not built";
+  std::mt19937_64 rng(fresh_seed());
+  const std::vector<HostImage> frames = make_scene(rng);
+  TempDir dir;
+  const std::string config = write_xbr_config(dir), stats = dir.file("stats.json");
+  std::vector<std::string> args = live_args(config, stats);
+  args.insert(args.end() - 2, {"-f", "yuv4mpegpipe"});
+  const LiveChild child = start_live(args);
+  ASSERT_GT(child.pid, 0);
+  std::thread producer = pace_frames(frames, child.to);
+
+  std::string header;
+  for (char c = 0; header.size() < 200 && read(child.from, &c, 1) == 1 && c != '\n';) header += c;
+  const int w = kWidth * kScale, h = kHeight * kScale;
+  EXPECT_EQ(header.rfind("YUV4MPEG2 W" + std::to_string(w) + " H" + std::to_string(h) + " F60:1", 0), 0u) << header;
+  // Chroma planes by the header's colour space tag (C444, C420..., default 4:2:0).
+  const bool full_chroma = header.find(" C444") != std::string::npos;
+  const size_t picture = size_t(w) * h + 2 * (full_chroma ? size_t(w) * h : size_t(w / 2) * (h / 2));
+  std::vector<uint8_t> frame(6 + picture);
+  int received = 0;
+  for (; received < kFrames; ++received) {
+    if (!read_all(child.from, frame.data(), frame.size())) break;
+    if (std::memcmp(frame.data(), "FRAME\n", 6) != 0) break;
+  }
+  uint8_t extra = 0;
+  const bool more = read(child.from, &extra, 1) > 0;
+  close(child.from);
+  producer.join();
+  EXPECT_EQ(exit_status(child.pid), 0);
+  EXPECT_EQ(received, kFrames);
+  EXPECT_FALSE(more) << "bytes after the last frame";
+  expect_live_stats(stats);
+}
+
+// drop-oldest keeps a reader thread ahead of the rest: frames fed as fast as
+// the pipe takes them are written or counted as dropped, and the timeline
+// covers each written one.
+TEST(LivePipe, DropOldestAccountsForEveryFrame) {
+  if (!xbr_stage()) GTEST_SKIP() << "the xbr stage is not built";
+  std::mt19937_64 rng(fresh_seed());
+  const std::vector<HostImage> frames = make_scene(rng);
+  TempDir dir;
+  const std::string config = write_xbr_config(dir), stats = dir.file("stats.json");
+  std::vector<std::string> args = live_args(config, stats);
+  args.insert(args.end() - 2, {"-f", "rawvideo", "--pix-fmt", "rgba", "--drop-policy", "drop-oldest"});
+  const LiveChild child = start_live(args);
+  ASSERT_GT(child.pid, 0);
+  std::thread producer([&] {
+    for (const auto& f : frames)
+      if (!write_all(child.to, f.pixels.data(), f.pixels.size())) break;
+    close(child.to);
+  });
+  std::vector<uint8_t> picture(size_t(kWidth * kScale) * kHeight * kScale * 4);
+  int received = 0;
+  while (read_all(child.from, picture.data(), picture.size())) ++received;
+  close(child.from);
+  producer.join();
+  EXPECT_EQ(exit_status(child.pid), 0);
   const nlohmann::json s = nlohmann::json::parse(std::ifstream(stats));
-  EXPECT_EQ(s["frames"]["out"].get<int>(), kFrames);
-  EXPECT_EQ(s["frames"]["dropped"].get<int>(), 0);
-  const auto& latency = s["latency_ms"];
-  EXPECT_EQ(latency["count"].get<int>(), kFrames);
-  EXPECT_GT(latency["p50"].get<double>(), 0.0);
-  EXPECT_GE(latency["p99"].get<double>(), latency["p50"].get<double>());
-  EXPECT_GE(latency["max"].get<double>(), latency["p99"].get<double>());
-  std::printf("live latency ms: p50 %.3f p99 %.3f max %.3f\n", latency["p50"].get<double>(),
-              latency["p99"].get<double>(), latency["max"].get<double>());
+  EXPECT_EQ(s["frames"]["in"].get<int>(), kFrames);
+  EXPECT_EQ(s["frames"]["out"].get<int>(), received);
+  EXPECT_EQ(s["frames"]["out"].get<int>() + s["frames"]["dropped"].get<int>(), kFrames);
+  EXPECT_EQ(s["timeline"]["frames"].get<int>(), received);
+  EXPECT_EQ(s["timeline"]["steps_ms"]["latency"]["count"].get<int>(), received);
+}
+
+// Ctrl-C while the source sends nothing (a paused emulator) ends the run;
+// it does not wait in the pipe for a frame that may never come.
+TEST(LivePipe, InterruptWhileTheSourceIsSilentEndsTheRun) {
+  std::mt19937_64 rng(fresh_seed());
+  const HostImage frame = synthetic_pixel_art(kWidth, kHeight, 8, rng);
+  TempDir dir;
+  std::vector<std::string> args = live_args(identity_config(), dir.file("stats.json"));
+  args.insert(args.end() - 2, {"-f", "rawvideo", "--pix-fmt", "rgba"});
+  const LiveChild child = start_live(args);
+  ASSERT_GT(child.pid, 0);
+  // One frame through shows the run is past its start-up and waiting for the next.
+  ASSERT_TRUE(write_all(child.to, frame.pixels.data(), frame.pixels.size()));
+  std::vector<uint8_t> out(frame.pixels.size());
+  ASSERT_TRUE(read_all(child.from, out.data(), out.size()));
+  EXPECT_EQ(out, frame.pixels);
+  kill(child.pid, SIGINT);
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 1000 && done == 0; ++i) {  // up to 10 s, the source still open
+    done = waitpid(child.pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const bool ended_with_source_open = done == child.pid;
+  close(child.to);
+  close(child.from);
+  if (done == 0) done = waitpid(child.pid, &status, 0);
+  EXPECT_TRUE(ended_with_source_open) << "the run waited for the source to close its pipe";
+  ASSERT_EQ(done, child.pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status;
+}
+
+// A live output opens before the first frame arrives; an input that ends
+// without one is still no video.
+TEST(LivePipe, InputWithoutFramesIsADataError) {
+  TempDir dir;
+  const std::string out = dir.file("out.y4m"), log = dir.file("log.txt");
+  // In a subshell: run_command's own 2>&1 must not send the messages into the output.
+  const CommandResult r = run_command("(" + shell_quote(stylepipe_binary()) + " run " + shell_quote(identity_config()) +
+                                      " -f rawvideo --pix-fmt rgba --size 256x240 --rate 60 -i - --low-latency"
+                                      " --progress none -f yuv4mpegpipe -o - < /dev/null 2> " + shell_quote(log) +
+                                      " > " + shell_quote(out) + ")");
+  std::ifstream log_file(log);
+  const std::string messages((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(r.exit_code, 65) << messages;
+  EXPECT_NE(messages.find("no video frames were decoded"), std::string::npos) << messages;
+  std::ifstream written(out, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.find("FRAME"), std::string::npos) << "a frame out of no input";
 }
 
 }  // namespace

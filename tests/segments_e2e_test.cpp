@@ -65,9 +65,11 @@ nlohmann::json read_json(const std::string& path) {
 }
 
 // `stylepipe plan` of the example chain into `work`; returns its manifest's path.
-std::string plan(const Clip& clip, const std::string& out, const std::string& work, int segments) {
+std::string plan(const Clip& clip, const std::string& out, const std::string& work, int segments,
+                 const std::string& flags = "") {
   const CommandResult r = stylepipe("plan " + example_config() + " -i " + clip.path + " -o " + out +
-                                    " --backend cpu --segments " + std::to_string(segments) + " --workdir " + work);
+                                    " --backend cpu --segments " + std::to_string(segments) + " --workdir " + work +
+                                    " " + flags);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("segments: " + std::to_string(segments)), std::string::npos) << r.output;
   return work + "/manifest.json";
@@ -136,21 +138,33 @@ TEST(SegmentsE2E, VariableFrameRateClipWithAudioKeepsEveryTimestamp) {
 TEST(SegmentsE2E, KilledWorkerIsNamedByConcatAndRerunningItCompletes) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
-  const Clip clip = make_clip(dir, "in.mp4", rng);
-  const std::string out = dir.file("out.mkv"), work = dir.file("work");
-  const std::string manifest = plan(clip, out, work, 3);
+  // Raw video of 384x288 yuv420p: 165,888 bytes a frame, so segment 1 (at
+  // least one GOP, 8 frames or more) is larger than the kill limit below.
+  // Matroska takes no raw video without a codec tag: the joined file is NUT.
+  const Clip clip = make_clip(dir, "in.mp4", rng, "-s 384x288");
+  const std::string out = dir.file("out.nut"), work = dir.file("work");
+  const std::string manifest = plan(clip, out, work, 3, "--codec rawvideo");
   CommandResult r;
   for (int i : {0, 2}) {
     r = stylepipe("run --manifest " + manifest + " --index " + std::to_string(i));
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   // Segment 1 dies mid-write, as abruptly as under SIGKILL: the file size
-  // limit's SIGXFSZ ends it at its first 8 KiB, with no chance to clean up.
-  r = run_command("(ulimit -f 8; exec " + shell_quote(stylepipe_binary()) + " run --manifest " + manifest +
-                  " --index 1 --progress none)");
+  // limit's SIGXFSZ ends it when its output reaches the limit, with no chance
+  // to clean up. The limit holds for every file the process writes from its
+  // start, so it stays well above what a sanitizer runtime writes before main:
+  // ThreadSanitizer fills a 512 KiB file in TMPDIR and maps it as shadow
+  // memory; cut short (the 4 KiB of `ulimit -f 8` in sh), the mapping ends
+  // early and the worker dies of SIGBUS before it opens its output.
+  constexpr uintmax_t limit = 1 << 20;
+  const std::string temporary = work + "/.segment_0001.nut.partial.partial";
+  r = run_command("prlimit --fsize=" + std::to_string(limit) + " " + shell_quote(stylepipe_binary()) +
+                  " run --manifest " + manifest + " --index 1 --progress none");
   EXPECT_EQ(r.exit_code, 128 + SIGXFSZ) << r.output;
-  EXPECT_TRUE(std::filesystem::exists(work + "/.segment_0001.nut.partial.partial")) << "the writer's temporary file";
+  ASSERT_TRUE(std::filesystem::exists(temporary)) << "the writer's temporary file\n" << r.output;
+  EXPECT_EQ(std::filesystem::file_size(temporary), limit) << "the worker must die when its output reaches the limit";
   EXPECT_FALSE(std::filesystem::exists(work + "/segment_0001.nut")) << "a killed worker must leave nothing finished";
+  EXPECT_FALSE(std::filesystem::exists(work + "/segment_0001.nut.partial")) << "nor anything that plays as a segment";
 
   r = run_command(shell_quote(stylepipe_binary()) + " concat " + manifest);
   EXPECT_NE(r.exit_code, 0);
@@ -162,6 +176,7 @@ TEST(SegmentsE2E, KilledWorkerIsNamedByConcatAndRerunningItCompletes) {
   r = run_command("SLURM_ARRAY_TASK_ID=1 " + shell_quote(stylepipe_binary()) + " run --manifest " + manifest +
                   " --progress none");
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(std::filesystem::file_size(work + "/segment_0001.nut"), limit) << "the limit cut segment 1 short";
   r = stylepipe("run --manifest " + manifest + " --index 0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("already done"), std::string::npos) << r.output;
