@@ -108,9 +108,9 @@ int cmd_bench(const BenchArguments& a) {
 }  // namespace
 
 int run_app(int argc, char** argv) {
-  CLI::App app{"stylepipe: GPU video stylization pipeline"};
+  CLI::App app{"stylepipe: GPU video stylization pipeline", "stylepipe"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "stylepipe 0.1.0");
+  app.set_version_flag("--version", std::string("stylepipe 0.1.0\nbackends: ") + kBuildBackends);
   std::string log_level = "info";
   bool quiet = false;
   app.add_option("--log-level", log_level, "quiet|error|warning|info|debug")->check(CLI::IsMember({"quiet", "error", "warning", "info", "debug"}));

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <regex>
 
+#include "pipeline/device.h"
 #include "pipeline/errors.h"
 
 namespace sp::cli {
@@ -99,7 +100,15 @@ PixelFormat parse_pixel_format(const std::string& text, const std::string& flag)
   throw Error(ExitCode::usage, flag + ": '" + text + "' is not one of rgba, bgr0, rgb24, gray, yuv420p, yuv444p, nv12, p010");
 }
 
+// What only CUDA does, asked of a CPU-only build: refused up front, with why.
+static void refuse_what_this_build_lacks(const RunArguments& a) {
+  if (kBuildHasCuda) return;
+  if (a.hwdec == "nvdec") throw Error(ExitCode::unavailable, std::string("--hwdec nvdec: ") + kNoCudaInBuild);
+  if (a.encoder == "nvenc") throw Error(ExitCode::unavailable, std::string("--encoder nvenc: ") + kNoCudaInBuild);
+}
+
 TranscodeOptions transcode_options(const RunArguments& a, const Config& config) {
+  refuse_what_this_build_lacks(a);
   TranscodeOptions o;
   o.input.url = a.input;
   o.input.format = a.input_format;

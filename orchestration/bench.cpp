@@ -1,6 +1,5 @@
 #include "orchestration/bench.h"
 
-#include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -8,12 +7,18 @@
 
 #include "codecs/media_reader.h"
 #include "pipeline/convert.h"
-#include "pipeline/cuda_check.h"
 #include "pipeline/device.h"
 #include "pipeline/frame_engine.h"
 #include "pipeline/log.h"
 #include "pipeline/run_stats.h"
 #include "orchestration/transcode.h"
+
+// The device-resident loop times CUDA events: CUDA builds only.
+#if STYLEPIPE_HAS_CUDA
+#include <cuda_runtime.h>
+
+#include "pipeline/cuda_check.h"
+#endif
 
 namespace sp {
 namespace {
@@ -111,6 +116,7 @@ nlohmann::json step_json(const std::string& name, const Samples& ms, double floo
   return j;
 }
 
+#if STYLEPIPE_HAS_CUDA
 // Device-resident loop: frames already on the GPU, no transfers. Events
 // around every step of every frame give per-step percentiles; one pair around
 // the timed loop gives throughput.
@@ -222,6 +228,8 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
           {"chain_floor_ms", peak_gbs > 0 ? chain_floor / (peak_gbs * 1e9) * 1e3 : 0.0}};
 }
 
+#endif
+
 // Through the frame engine: host frames in, host frames out, K frames in flight.
 nlohmann::json bench_engine(const BenchOptions& o, const SourceFrames& src, BufferPool& pool, Backend backend) {
   auto engine = backend == Backend::cuda ? make_cuda_engine(o.stages, pool, o.frames_in_flight)
@@ -285,10 +293,12 @@ nlohmann::json run_bench(const BenchOptions& o) {
   for (const auto& s : o.stages) stage_names.push_back(s.name);
   report["stages"] = stage_names;
   if (cuda) {
+#if STYLEPIPE_HAS_CUDA  // select_backend never chooses CUDA where the build lacks it
     const DeviceProperties props = current_device_properties();
     report["device"] = {{"name", props.name}, {"memory_bandwidth_gbs", props.memory_bandwidth_gbs}};
     report["device_resident"] = bench_device(o, src, pool, props.memory_bandwidth_gbs);
     report["with_transfers"] = bench_engine(o, src, pool, Backend::cuda);
+#endif
   } else {
     report["with_transfers"] = bench_engine(o, src, pool, Backend::cpu);
   }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <optional>
 
 #include "pipeline/device.h"
@@ -22,7 +23,9 @@ Choice select_backend(const std::string& request) {
   }
   if (request != "auto") throw Error(ExitCode::usage, "--backend: '" + request + "' is not one of auto, cuda, cpu");
   if (available) return {"cuda", ""};
-  log_info("{}: using the CPU backend", why);
+  // Said once per process: each --jobs worker thread chooses again, for the same reason.
+  static std::once_flag said;
+  std::call_once(said, [&why] { log_info("{}: using the CPU backend", why); });
   return {"cpu", why};
 }
 

@@ -1,12 +1,10 @@
 #include "pipeline/buffer_pool.h"
 
-#include <cuda_runtime.h>
-
 #include <cstdlib>
 #include <functional>
 #include <new>
 
-#include "pipeline/cuda_check.h"
+#include "pipeline/buffer_pool_cuda.h"
 
 namespace sp {
 
@@ -24,8 +22,8 @@ void* BufferPool::allocate(MemoryKind kind, size_t bytes) {
       p = std::aligned_alloc(256, (n + 255) / 256 * 256);
       if (!p) throw std::bad_alloc();
       break;
-    case MemoryKind::pinned_host: SP_CUDA_CHECK(cudaMallocHost(&p, n)); break;
-    case MemoryKind::device: SP_CUDA_CHECK(cudaMalloc(&p, n)); break;
+    case MemoryKind::pinned_host:
+    case MemoryKind::device: p = allocate_cuda_memory(kind, n); break;
   }
   return p;
 }
@@ -34,8 +32,8 @@ void BufferPool::deallocate(MemoryKind kind, void* p) {
   // Errors on free are not recoverable and must not throw from destructors.
   switch (kind) {
     case MemoryKind::host: std::free(p); break;
-    case MemoryKind::pinned_host: cudaFreeHost(p); break;
-    case MemoryKind::device: cudaFree(p); break;
+    case MemoryKind::pinned_host:
+    case MemoryKind::device: free_cuda_memory(kind, p); break;
   }
 }
 

@@ -12,8 +12,8 @@
 // siting): output chroma is the 2x2 box average; input chroma is upsampled
 // bilinearly (weights 9,3,3,1 / 16 from the four nearest samples). Odd sizes
 // behave as if the last column/row were repeated.
-#include <cuda_runtime.h>
 
+#include "pipeline/cuda_handles.h"
 #include "pipeline/image.h"
 
 namespace sp {
@@ -21,7 +21,7 @@ namespace sp {
 void convert_to_rgba_cpu(const PlanarView& src, const ColorSpec& color, const RgbaView& dst);
 void convert_from_rgba_cpu(const RgbaView& src, const ColorSpec& color, const PlanarView& dst);
 
-// Device pointers in both views; enqueued on `stream`, never synchronizes.
+// CUDA builds only (convert.cu). Device pointers in both views; enqueued on `stream`, never synchronizes.
 void convert_to_rgba_cuda(const PlanarView& src, const ColorSpec& color, const RgbaView& dst, cudaStream_t stream);
 void convert_from_rgba_cuda(const RgbaView& src, const ColorSpec& color, const PlanarView& dst, cudaStream_t stream);
 

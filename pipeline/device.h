@@ -1,10 +1,20 @@
 #pragma once
 #include <string>
 
+#include "pipeline/cuda_handles.h"
+
 namespace sp {
 
+// Whether this build has the CUDA backend (CMake: STYLEPIPE_CUDA, on where
+// nvcc is found). A CPU-only build gives this reason wherever CUDA is asked for.
+inline constexpr bool kBuildHasCuda = STYLEPIPE_HAS_CUDA;
+inline constexpr const char* kNoCudaInBuild = "this build has no CUDA (it was built without the CUDA toolkit)";
+// The backends this build can run, for --version: "cpu, cuda" or "cpu".
+inline constexpr const char* kBuildBackends = kBuildHasCuda ? "cpu, cuda" : "cpu";
+
 // True when a CUDA device can run our kernels. On false, `why` says why in a
-// few words ("no CUDA driver", "no CUDA device", ...). Probed once per process.
+// few words ("no CUDA driver", "no CUDA device", kNoCudaInBuild, ...). Probed
+// once per process.
 bool cuda_device_available(std::string* why = nullptr);
 // Devices this process sees (after CUDA_VISIBLE_DEVICES); 0 without a driver.
 int cuda_device_count();

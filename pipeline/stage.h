@@ -1,6 +1,4 @@
 #pragma once
-#include <cuda_runtime.h>
-
 #include <functional>
 #include <map>
 #include <memory>
@@ -8,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/cuda_handles.h"
 #include "pipeline/image.h"
 #include "pipeline/params.h"
 #include "pipeline/scratch.h"
@@ -41,9 +40,12 @@ class Stage {
   virtual Size configure(Size input, Backend backend, ScratchAllocator& scratch) = 0;
 
   virtual void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) = 0;
-  // Enqueue all work on `stream`; never synchronize the host.
+#if STYLEPIPE_HAS_CUDA
+  // Enqueue all work on `stream`; never synchronize the host. Defined on the
+  // .cu side of each stage; a CPU-only build has neither.
   virtual void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,
                             cudaStream_t stream) = 0;
+#endif
 
   // A stage that carries state from frame to frame (warm starts, temporal
   // smoothing) returns true; the pipeline then runs frames through it in order.

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "pipeline/cuda_check.h"
 #include "pipeline/errors.h"
+#include "pipeline/stage_chain_events.h"
 
 namespace sp {
 
@@ -23,14 +23,13 @@ StageChain::StageChain(std::vector<StageSpec> specs, Backend backend, BufferPool
     for (int k = 0; k < instances; ++k) s.scratch.push_back(std::make_unique<PooledScratch>(pool_, kind));
     if (s.shared() && lanes_ > 1) {
       s.done.resize(size_t(lanes_));
-      for (cudaEvent_t& e : s.done) SP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      create_order_events(s.done);
     }
   }
 }
 
 StageChain::~StageChain() {
-  for (StageLanes& s : stages_)
-    for (cudaEvent_t e : s.done) cudaEventDestroy(e);
+  for (StageLanes& s : stages_) destroy_order_events(s.done);
 }
 
 Stage& StageChain::stage(size_t i, int lane) const {
@@ -93,25 +92,6 @@ void StageChain::run_cpu(const RgbaView& in, const RgbaView& out, const FrameInf
     const auto t0 = std::chrono::steady_clock::now();
     stage(i, 0).process_cpu(src, dst, frame);
     stage_ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
-}
-
-void StageChain::run_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,
-                          cudaStream_t stream, const std::vector<cudaEvent_t>& marks, int lane) {
-  SP_CUDA_CHECK(cudaEventRecord(marks[0], stream));
-  for (size_t i = 0; i < stages_.size(); ++i) {
-    StageLanes& s = stages_[i];
-    const RgbaView src = i == 0 ? in : intermediate(i - 1, lane);
-    const RgbaView dst = i + 1 == stages_.size() ? out : intermediate(i, lane);
-    const bool ordered = s.shared() && lanes_ > 1;
-    if (ordered && s.last_done) SP_CUDA_CHECK(cudaStreamWaitEvent(stream, s.last_done, 0));
-    stage(i, lane).process_cuda(src, dst, frame, stream);
-    SP_CUDA_CHECK_LAUNCH();
-    if (ordered) {
-      s.last_done = s.done[size_t(lane)];
-      SP_CUDA_CHECK(cudaEventRecord(s.last_done, stream));
-    }
-    SP_CUDA_CHECK(cudaEventRecord(marks[i + 1], stream));
   }
 }
 

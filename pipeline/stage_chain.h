@@ -1,11 +1,11 @@
 #pragma once
-#include <cuda_runtime.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "pipeline/buffer_pool.h"
+#include "pipeline/cuda_handles.h"
 #include "pipeline/params.h"
 #include "pipeline/stage.h"
 
@@ -48,7 +48,7 @@ class StageChain {
   // CPU: runs all stages, timing each into stage_ms (resized to size()).
   void run_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,
                std::vector<double>& stage_ms);
-  // CUDA: enqueues all stages on `stream`; marks must hold size()+1 events,
+  // CUDA (stage_chain_cuda.cpp, CUDA builds only): enqueues all stages on `stream`; marks must hold size()+1 events,
   // recorded before the first stage and after each one for per-stage timing.
   // Frames must be enqueued in frame order (the temporal stages' order).
   void run_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream,

@@ -5,8 +5,13 @@
 #include <cstring>
 #include <memory>
 
-#include "pipeline/cuda_check.h"
 #include "pipeline/stage.h"
+
+#if STYLEPIPE_HAS_CUDA
+#include <cuda_runtime.h>
+
+#include "pipeline/cuda_check.h"
+#endif
 
 namespace sp::test {
 
@@ -18,10 +23,12 @@ class ConfigTestStage : public Stage {
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo&) override {
     for (int y = 0; y < in.height; ++y) std::memcpy(out.row(y), in.row(y), size_t(in.width) * 4);
   }
+#if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) override {
     SP_CUDA_CHECK(cudaMemcpy2DAsync(out.data, out.pitch, in.data, in.pitch, size_t(in.width) * 4, in.height,
                                     cudaMemcpyDeviceToDevice, stream));
   }
+#endif
 };
 
 inline std::vector<ParamSpec> every_type_table() {

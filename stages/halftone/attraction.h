@@ -5,8 +5,7 @@
 #include <complex>
 #include <vector>
 
-#include <cuda_runtime.h>
-
+#include "pipeline/cuda_handles.h"
 #include "pipeline/image.h"
 #include "pipeline/scratch.h"
 #include "stages/halftone/halftone_math.h"
@@ -46,7 +45,7 @@ class AttractionCpu {
   void* c2r_ = nullptr;
 };
 
-// The same on CUDA (cuFFT); lambda is read from the device's FrameNumbers.
+// The same on CUDA (cuFFT; attraction.cu, CUDA builds only); lambda is read from the device's FrameNumbers.
 class AttractionGpu {
  public:
   AttractionGpu() = default;

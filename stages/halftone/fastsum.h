@@ -5,7 +5,7 @@
 // plan (sizes, kernel Fourier coefficients, near-field polynomial) is built
 // once on the host in double precision; FastsumCpu (FFTW) and the CUDA
 // kernels in fastsum.cu run the per-iteration algorithm on it.
-#include <cuda_runtime.h>
+#include "stages/halftone/float2.h"
 
 #include <complex>
 #include <cstdint>

@@ -4,13 +4,12 @@
 // Schmaltz, Weickert and Teuber, "Fast Electrostatic Halftoning" (2011).
 // Dots are particles attracted by the image's ink and repelled by each other;
 // the frame is redrawn as anti-aliased discs at their positions. See README.md.
-#include <cuda_runtime.h>
-
 #include <array>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "pipeline/cuda_handles.h"
 #include "pipeline/stage.h"
 #include "stages/halftone/fastsum.h"
 
@@ -52,7 +51,9 @@ class HalftoneStage final : public Stage {
 
   Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
+#if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
+#endif
   bool is_temporal() const override { return true; }
   int warmup_frames() const override;
   double floor_bytes(Size in, Size out) const override;

@@ -22,7 +22,9 @@ class ColourHalftoneStage final : public Stage {
 
   Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
+#if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
+#endif
   bool is_temporal() const override { return true; }
   int warmup_frames() const override;
   double floor_bytes(Size in, Size out) const override;

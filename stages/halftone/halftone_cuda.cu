@@ -11,6 +11,7 @@
 #include "stages/halftone/direct.h"
 #include "stages/halftone/fastsum_gpu.h"
 #include "stages/halftone/halftone.h"
+#include "stages/halftone/halftone_gpu_profile.h"
 #include "stages/halftone/halftone_profile.h"
 #include "stages/halftone/lookup_map.h"
 

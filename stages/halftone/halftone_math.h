@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "pipeline/hd.h"
+#include "stages/halftone/float2.h"
 
 namespace sp::halftone {
 

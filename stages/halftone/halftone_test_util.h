@@ -1,8 +1,6 @@
 #pragma once
 // Helpers of the halftone tests: independent float64 ink, blurred comparison,
 // and a runner that keeps one configuration over several frames (video).
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,11 +8,16 @@
 #include <vector>
 
 #include "pipeline/buffer_pool.h"
-#include "pipeline/cuda_check.h"
 #include "pipeline/stage.h"
-#include "stages/halftone/fastsum_gpu.h"
 #include "stages/halftone/halftone.h"
 #include "tests/support/test_support.h"
+
+#if STYLEPIPE_HAS_CUDA
+#include <cuda_runtime.h>
+
+#include "pipeline/cuda_check.h"
+#include "stages/halftone/fastsum_gpu.h"
+#endif
 
 namespace sp::halftone {
 
@@ -27,6 +30,7 @@ inline double test_ink_sum(const test::HostImage& img) {
   return s;
 }
 
+#if STYLEPIPE_HAS_CUDA
 template <class T>
 inline T* to_device(const std::vector<T>& v) {
   T* d = nullptr;
@@ -42,6 +46,8 @@ inline std::vector<T> to_host(const T* d, size_t n) {
   return v;
 }
 
+#endif
+
 // A fast-summation plan (m = p = 5) for `count` dots on a w x h frame, with
 // ~24 neighbours inside the near-field radius as the stage chooses it.
 inline FastsumPlan test_fastsum_plan(int w, int h, int count) {
@@ -50,6 +56,7 @@ inline FastsumPlan test_fastsum_plan(int w, int h, int count) {
   return make_fastsum_plan(w, h, s);
 }
 
+#if STYLEPIPE_HAS_CUDA
 // The GPU fast summation on `pts`: the dots in the order its sort leaves them
 // (stable, by cell) and the forces on them in that order.
 struct GpuFastsumResult {
@@ -74,6 +81,8 @@ inline GpuFastsumResult gpu_fastsum(const FastsumPlan& plan, const std::vector<f
     SP_CUDA_CHECK(cudaFree(p));
   return r;
 }
+
+#endif
 
 // Points of an image drawn with density = ink (rejection sampling).
 inline std::vector<float2> ink_points(const test::HostImage& img, int count, std::mt19937_64& rng) {
@@ -123,26 +132,39 @@ inline double blurred_error(const test::HostImage& original, const test::HostIma
   return s / a.size();
 }
 
-// Configures a stage once and runs frames through it (CPU or CUDA).
+// The stage settings of the `repulsion: direct` tests.
+inline Params direct_params(int iterations) {
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(iterations));
+  p.set("shake", 0.0);
+  p.set("repulsion", std::string("direct"));
+  return p;
+}
+
+// Configures a stage once and runs frames through it (CPU, or CUDA in CUDA builds).
 class StageRunner {
  public:
   StageRunner(Stage& stage, int w, int h, Backend backend)
       : stage_(stage), backend_(backend),
         scratch_(pool_, backend == Backend::cuda ? MemoryKind::device : MemoryKind::host) {
     size_ = stage.configure({w, h}, backend, scratch_);
+#if STYLEPIPE_HAS_CUDA
     if (backend == Backend::cuda) {
       SP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
       SP_CUDA_CHECK(cudaMalloc(&d_in_, size_t(w) * h * 4));
       SP_CUDA_CHECK(cudaMalloc(&d_out_, size_t(size_.width) * size_.height * 4));
     }
+#endif
   }
   ~StageRunner() {
+#if STYLEPIPE_HAS_CUDA
     if (backend_ == Backend::cuda) {
       cudaStreamSynchronize(stream_);
       cudaFree(d_in_);
       cudaFree(d_out_);
       cudaStreamDestroy(stream_);
     }
+#endif
   }
   test::HostImage process(const test::HostImage& in, int64_t index) {
     test::HostImage out(size_.width, size_.height);
@@ -152,11 +174,13 @@ class StageRunner {
       stage_.process_cpu(in.view(), out.view(), info);
       return out;
     }
+#if STYLEPIPE_HAS_CUDA
     SP_CUDA_CHECK(cudaMemcpyAsync(d_in_, in.pixels.data(), in.pixels.size(), cudaMemcpyHostToDevice, stream_));
     stage_.process_cuda({d_in_, in.width, in.height, in.pitch}, {d_out_, out.width, out.height, out.pitch}, info,
                         stream_);
     SP_CUDA_CHECK(cudaMemcpyAsync(out.pixels.data(), d_out_, out.pixels.size(), cudaMemcpyDeviceToHost, stream_));
     SP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+#endif
     return out;
   }
 
@@ -182,6 +206,7 @@ inline int unmatched_dots(const std::vector<float2>& a, const std::vector<float2
   return far;
 }
 
+#if STYLEPIPE_HAS_CUDA
 // A few iterations of `p` on the CPU and on CUDA over one synthetic photo:
 // iterations amplify float differences slowly, so the dot sets still agree
 // to 0.01 px for all but 1 in 200 dots. `cpu_counters` gets the CPU stage's.
@@ -198,5 +223,6 @@ inline void expect_cuda_dots_track_cpu(const Params& p, uint64_t seed, StageCoun
   const int far = unmatched_dots(pc, pg);
   EXPECT_LE(far, int(pc.size() / 200)) << far << " of " << pc.size();
 }
+#endif
 
 }  // namespace sp::halftone

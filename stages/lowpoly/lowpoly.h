@@ -1,8 +1,6 @@
 #pragma once
 // lowpoly: flat-shaded Delaunay mesh over edge-weighted random vertices, on
 // the CPU and on CUDA with identical results. See README.md.
-#include <cuda_runtime.h>
-
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -10,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "pipeline/cuda_handles.h"
 #include "pipeline/stage.h"
 #include "stages/lowpoly/lowpoly_delaunay.h"
 #include "stages/lowpoly/lowpoly_math.h"
@@ -112,7 +111,9 @@ class LowpolyStage final : public Stage {
   ~LowpolyStage() override;
   Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
+#if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
+#endif
   bool is_temporal() const override { return settings_.temporal || settings_.color_smoothing > 0; }
   // The colour EMA forgets its start. The kept vertices never do (a tile keeps
   // them until its edges change): warm-up can't reproduce them, so a segment

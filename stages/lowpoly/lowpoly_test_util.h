@@ -13,9 +13,14 @@
 #include "codecs/media_reader.h"
 #include "pipeline/buffer_pool.h"
 #include "pipeline/convert.h"
-#include "pipeline/cuda_check.h"
 #include "stages/lowpoly/lowpoly.h"
 #include "tests/support/test_support.h"
+
+#if STYLEPIPE_HAS_CUDA
+#include <cuda_runtime.h>
+
+#include "pipeline/cuda_check.h"
+#endif
 
 namespace sp::lowpoly::testing {
 
@@ -54,6 +59,7 @@ inline ClipResult run_clip_cpu(LowpolyStage& stage, const std::vector<HostImage>
   return r;
 }
 
+#if STYLEPIPE_HAS_CUDA
 // `after_frame` sees the stage after each frame, while its device buffers still exist.
 inline ClipResult run_clip_cuda(LowpolyStage& stage, const std::vector<HostImage>& clip,
                                 const std::function<void(const LowpolyStage&)>& after_frame = {}) {
@@ -86,6 +92,7 @@ inline ClipResult run_clip_cuda(LowpolyStage& stage, const std::vector<HostImage
   cudaStreamDestroy(stream);
   return r;
 }
+#endif
 
 // A window of `w` x `h` sliding right by `step` pixels per frame over a larger photo.
 inline std::vector<HostImage> panning_clip(int w, int h, int frames, int step, std::mt19937_64& rng) {

@@ -2,14 +2,13 @@
 #include <algorithm>
 // Pencil drawing after Lu, Xu and Jia, "Combining Sketch and Tone for Pencil
 // Drawing Production" (NPAR 2012), on the CPU and on CUDA. See README.md.
-#include <cuda_runtime.h>
-
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "pipeline/cuda_handles.h"
 #include "pipeline/stage.h"
 #include "stages/pencil/pencil_kernels.h"
 #include "stages/pencil/pencil_texture.h"
@@ -57,8 +56,10 @@ class PencilStage final : public Stage {
 
   Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
+#if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,
                     cudaStream_t stream) override;
+#endif
   bool is_temporal() const override {
     return params_.temporal_smoothing > 0 || params_.tone_solve == ToneSolve::lu2012;
   }

@@ -2,8 +2,7 @@
 // scale: resizes the frame to width x height, or by a factor, with nearest,
 // bilinear or area filtering (geometry and arithmetic: scale_math.h).
 // `factor: 1` (or the input's own size) is an exact copy.
-#include <cuda_runtime.h>
-
+#include "pipeline/cuda_handles.h"
 #include "pipeline/stage.h"
 #include "stages/scale/scale_math.h"
 
@@ -28,7 +27,9 @@ class ScaleStage final : public Stage {
   explicit ScaleStage(const ScaleSettings& settings) : settings_(settings) {}
   Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
+#if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
+#endif
   // Nearest and bilinear read at most the input pixels they sample.
   double floor_bytes(Size in, Size out) const override;
 

@@ -107,4 +107,8 @@ void xbr_expand_cuda(const RgbaView& in, const RgbaView& out, const XbrSettings&
     launch_scaled(settings.scale, in, out, xbr::ExactRules{}, stream);
 }
 
+void XbrStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) {
+  xbr_expand_cuda(in, out, settings_, stream);
+}
+
 }  // namespace sp

@@ -1,11 +1,10 @@
 #pragma once
 // xbr: pixel-art upscaling by 2, 3 or 4 with Hyllian's xBR rules, bit-exact
 // with FFmpeg's `-vf xbr=N` in `exact` mode. See stages/xbr/README.md.
-#include <cuda_runtime.h>
-
 #include <cstdint>
 #include <vector>
 
+#include "pipeline/cuda_handles.h"
 #include "pipeline/stage.h"
 
 namespace sp {
@@ -45,7 +44,9 @@ class XbrStage final : public Stage {
   explicit XbrStage(const XbrSettings& settings) : settings_(settings) {}
   Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
+#if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
+#endif
   // One read of every input pixel (the halo re-reads hit in cache) and one
   // write of every output pixel, 4 bytes each.
   double floor_bytes(Size in, Size out) const override;

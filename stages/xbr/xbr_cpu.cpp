@@ -197,10 +197,6 @@ void XbrStage::process_cpu(const RgbaView& in, const RgbaView& out, const FrameI
   counted_ = true;
 }
 
-void XbrStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) {
-  xbr_expand_cuda(in, out, settings_, stream);
-}
-
 double XbrStage::floor_bytes(Size in, Size out) const {
   return 4.0 * (static_cast<double>(in.width) * in.height + static_cast<double>(out.width) * out.height);
 }

@@ -40,10 +40,11 @@ HostImage synthetic_photo(int w, int h, std::mt19937_64& rng);
 // Few-colour blocky image: pixel-art-like.
 HostImage synthetic_pixel_art(int w, int h, int palette_size, std::mt19937_64& rng);
 
+#if STYLEPIPE_HAS_CUDA
 // Runs a stage on the GPU: uploads `in`, configures and processes on a fresh
 // stream, downloads. Lets stage tests compare CUDA against the CPU path.
-
 HostImage run_stage_cuda(Stage& stage, const HostImage& in, int64_t frame_index = 0);
+#endif
 HostImage run_stage_cpu(Stage& stage, const HostImage& in, int64_t frame_index = 0);
 
 // Count of differing bytes, and max abs difference.
