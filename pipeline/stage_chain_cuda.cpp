@@ -23,7 +23,12 @@ void StageChain::run_cuda(const RgbaView& in, const RgbaView& out, const FrameIn
     const RgbaView src = i == 0 ? in : intermediate(i - 1, lane);
     const RgbaView dst = i + 1 == stages_.size() ? out : intermediate(i, lane);
     const bool ordered = s.shared() && lanes_ > 1;
-    if (ordered && s.last_done) SP_CUDA_CHECK(cudaStreamWaitEvent(stream, s.last_done, 0));
+    if (ordered && s.last_done) {
+      SP_CUDA_CHECK(cudaStreamWaitEvent(stream, s.last_done, 0));
+      // The wait for the previous frame is no stage's work: the first stage's
+      // time starts after it. (Further in, it counts to the stage before.)
+      if (i == 0) SP_CUDA_CHECK(cudaEventRecord(marks[0], stream));
+    }
     stage(i, lane).process_cuda(src, dst, frame, stream);
     SP_CUDA_CHECK_LAUNCH();
     if (ordered) {
