@@ -25,10 +25,11 @@ struct FrameInfo {
   double time_seconds = 0.0;
 };
 
-// One effect. The CUDA engine runs one chain for all frames in flight and
-// orders their stage sections by events, so an instance's scratch is used by
-// one frame at a time; a segment-parallel run has one chain per worker
-// process. Stages never see codecs: only RGBA8 views on the backend they were
+// One effect. The CUDA engine gives each frame in flight its own instance of
+// a non-temporal stage (a lane of the chain), and runs a temporal stage's one
+// instance on the lanes in frame order through events, so an instance and its
+// scratch serve one frame at a time; each `--jobs` worker has its own chain.
+// Stages never see codecs: only RGBA8 views on the backend they were
 // configured for.
 class Stage {
  public:
