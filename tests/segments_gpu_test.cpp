@@ -29,19 +29,24 @@ TEST(SegmentsGpu, TwoWorkersOnOneGpuEqualTheCpuRun) {
   const std::string cpu = dir.file("cpu.mkv"), gpu = dir.file("gpu.mkv"), stats = dir.file("stats.json");
   CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --backend cpu --codec ffv1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = stylepipe("run " + config + " -i " + in + " -o " + gpu + " --backend cuda --codec ffv1 --jobs 2 --devices 0,0 "
-                "--segments 4 --stats-json " + stats);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(video_md5s(gpu), video_md5s(cpu)) << "the GPU workers' pictures differ from the CPU run";
-  EXPECT_EQ(audio_packet_hashes(gpu), audio_packet_hashes(cpu)) << "audio packets differ from the single run";
-  std::ifstream s(stats);
-  const nlohmann::json j = nlohmann::json::parse(s);
-  ASSERT_EQ(j["segments"].size(), 4u);
-  for (const auto& seg : j["segments"]) {
-    EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
-    EXPECT_GT(seg["stats"]["pool"]["high_water_bytes"].get<double>(), 0) << "each worker has its own pool";
+  // Threads sharing one context (the default on one GPU), then a process with its own context each.
+  for (const std::string workers : {"threads", "processes"}) {
+    SCOPED_TRACE(workers);
+    r = stylepipe("run " + config + " -i " + in + " -o " + gpu + " -y --backend cuda --codec ffv1 --jobs 2 --devices 0,0 "
+                  "--segments 4 --stats-json " + stats + (workers == "processes" ? " --worker-processes" : ""));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(video_md5s(gpu), video_md5s(cpu)) << "the GPU workers' pictures differ from the CPU run";
+    EXPECT_EQ(audio_packet_hashes(gpu), audio_packet_hashes(cpu)) << "audio packets differ from the single run";
+    std::ifstream s(stats);
+    const nlohmann::json j = nlohmann::json::parse(s);
+    EXPECT_EQ(j["workers"], workers);
+    ASSERT_EQ(j["segments"].size(), 4u);
+    for (const auto& seg : j["segments"]) {
+      EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
+      EXPECT_GT(seg["stats"]["pool"]["high_water_bytes"].get<double>(), 0) << "each worker has its own pool";
+    }
+    EXPECT_EQ(j["devices"], nlohmann::json::array({0, 0}));
   }
-  EXPECT_EQ(j["devices"], nlohmann::json::array({0, 0}));
 }
 
 TEST(SegmentsGpu, ADeviceThatDoesNotExistIsAUsageError) {
