@@ -152,9 +152,8 @@ void expect_every_tile_equals_a_separate_run(const std::string& backend, const s
   const Preview preview =
       run_preview(dir, shell_quote(base) + " -i " + shell_quote(input) + " --at 0.55 --vary pencil.line_length=3,9 " +
                            "--vary pencil.gamma_s=0.5,2 --config " + shell_quote(doubled) + font_args, backend);
-  if (preview.result.exit_code == 69 && preview.result.output.find("'drawtext'") != std::string::npos)
-    GTEST_SKIP() << "this FFmpeg has no drawtext filter for the labels (the GPU machines' static kit): "
-                 << preview.result.output;
+  // 69: this machine cannot draw labels (the GPU machines' static FFmpeg has no drawtext, their image no fonts).
+  if (preview.result.exit_code == 69) GTEST_SKIP() << "no labels can be drawn here: " << preview.result.output;
   ASSERT_EQ(preview.result.exit_code, 0) << preview.result.output;
   const int frame = 6;  // the first at or after 0.55 s at 10 fps
   EXPECT_NEAR(preview.layout["frame_seconds"].get<double>(), 0.6, 1e-6);
