@@ -108,7 +108,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     workers_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     try {
       joined = concat.finish();
-    } catch (const Error& e) {
+    } catch (const Error&) {
       // Ctrl-C ends the concat too; what was finished is joined below.
       if (!interrupted()) throw;
     }
