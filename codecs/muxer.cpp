@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "codecs/muxer_names.h"
+#include "codecs/pipe_splicer.h"
 #include "codecs/video_parameters_tag.h"
 #include "pipeline/log.h"
 
@@ -39,15 +40,21 @@ int write_all_to_stdout(void*, WrittenBytes bytes, int size) {
   return size;
 }
 
+int splice_copy_to_stdout(void* splicer, WrittenBytes bytes, int size) {
+  return static_cast<PipeSplicer*>(splicer)->write_copy(bytes, size);
+}
+
 // stdout of a live run for muxers that write a packet in pieces: FFmpeg's
 // pipe protocol sends each piece with its own write() when direct
 // (yuv4mpegpipe writes row by row: ~2,900 calls for a 1024x960 frame, each
 // a wake-up of the reader) and otherwise in 32 KB pieces. This context
-// gathers the whole packet; the flush after it is one write().
-AVIOContext* open_live_stdout(size_t bytes) {
+// gathers the whole packet; the flush after it is one write(), or into a pipe
+// one vmsplice from a copy that the splicer holds until it is read.
+AVIOContext* open_live_stdout(size_t bytes, PipeSplicer* splicer) {
   auto* buffer = static_cast<uint8_t*>(av_malloc(bytes));
   if (!buffer) throw std::bad_alloc();
-  AVIOContext* pb = avio_alloc_context(buffer, int(bytes), 1, nullptr, nullptr, write_all_to_stdout, nullptr);
+  AVIOContext* pb = splicer ? avio_alloc_context(buffer, int(bytes), 1, splicer, nullptr, splice_copy_to_stdout, nullptr)
+                            : avio_alloc_context(buffer, int(bytes), 1, nullptr, nullptr, write_all_to_stdout, nullptr);
   if (!pb) {
     av_free(buffer);
     throw std::bad_alloc();
@@ -216,7 +223,8 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
     const bool live_pipe = options_.low_latency && plan.ffmpeg_url == "pipe:1";
     if (live_pipe) grow_pipe(STDOUT_FILENO, options_.live_pipe_bytes);
     if (live_pipe && !is_named(plan.format, "rawvideo")) {
-      context_->pb = open_live_stdout(options_.live_pipe_bytes);
+      if (PipeSplicer::usable(STDOUT_FILENO)) splicer_ = std::make_unique<PipeSplicer>(STDOUT_FILENO);
+      context_->pb = open_live_stdout(options_.live_pipe_bytes, splicer_.get());
       context_->flags |= AVFMT_FLAG_CUSTOM_IO;
       live_stdout_ = true;
     } else {
@@ -224,6 +232,11 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
       r = avio_open2(&context_->pb, plan.ffmpeg_url.c_str(), AVIO_FLAG_WRITE | (live_pipe ? AVIO_FLAG_DIRECT : 0),
                      nullptr, nullptr);
       if (r < 0) fail(ExitCode::io_error, "cannot open for writing", r);
+      // rawvideo has no header or trailer: its packets can bypass the muxer into the pipe.
+      if (live_pipe && context_->nb_streams == 1 && PipeSplicer::usable(STDOUT_FILENO)) {
+        splicer_ = std::make_unique<PipeSplicer>(STDOUT_FILENO);
+        splice_packets_ = true;
+      }
     }
     created_file_ = plan.is_file;
   }
@@ -252,6 +265,10 @@ void Muxer::write(AVPacket* packet) {
 
 void Muxer::write_video(AVPacket* packet) {
   if (finished_) throw Error(ExitCode::internal, options_.name + ": video written after the end");
+  if (splice_packets_) {
+    if (const int r = splicer_->write(packet); r < 0) fail(ExitCode::io_error, "write failed", r);
+    return;
+  }
   packet->stream_index = video_stream_->index;
   write(packet);
 }

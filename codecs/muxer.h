@@ -26,6 +26,8 @@ namespace sp {
 // same folder, so that the rename to the real name is atomic.
 std::string temporary_output_path(const std::string& path);
 
+class PipeSplicer;
+
 struct MuxedVideo {
   const AVCodecParameters* codecpar = nullptr;  // copied as it is
   AVRational time_base{1, 1};   // asked of the muxer, which may choose another: see Muxer::video_stream()
@@ -76,6 +78,8 @@ class Muxer {
   void close_file();
   int close_io();  // flushes and closes context_->pb; an AVERROR or 0
   void write(AVPacket* packet);
+  std::unique_ptr<PipeSplicer> splicer_;  // to a live stdout pipe
+  bool splice_packets_ = false;          // raw video: packets bypass the muxer into the pipe
   void warn(const std::string& message);
   [[noreturn]] void fail(ExitCode code, const std::string& what, int error);
 
