@@ -49,6 +49,7 @@ asan_env() {
   r=$(reports_dir build-asan)
   export ASAN_OPTIONS="log_path=$r/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   export UBSAN_OPTIONS="print_stacktrace=1:log_path=$r/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 }
 
 tsan_env() {
