@@ -19,7 +19,7 @@ build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" \
-  -DSTYLEPIPE_SANITIZE=address,undefined -DSTYLEPIPE_FUZZ=ON >/dev/null
+  -DSTYLEPIPE_SANITIZE=address,undefined -DSTYLEPIPE_FUZZ=ON ${CHECKS_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "${JOBS:-2}" --target "${harnesses[@]/#/fuzz_}"
 
 # Longest input per harness: configs are short; media seeds are under 8 KB;
