@@ -138,10 +138,10 @@ int cmd_run_parallel(const RunArguments& a, const std::string& log_level) {
     if (a.backend == "cpu") throw Error(ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
     o.devices = parse_device_list(a.devices, cuda_device_count());
   }
+  o.worker_processes = a.worker_processes;
   // Worker threads share one CUDA context: it starts while the input is planned.
   std::future<void> context;
-  const bool threads = !a.worker_processes && std::all_of(o.devices.begin(), o.devices.end(), [](int d) { return d == 0; });
-  if (a.backend != "cpu" && threads && cuda_device_available())
+  if (a.backend != "cpu" && workers_as_threads(o) && cuda_device_available())
     context = std::async(std::launch::async, start_cuda_context);
   const auto planning = std::chrono::steady_clock::now();
   Manifest m = make_plan(plan_request(a, a.jobs));
@@ -153,7 +153,6 @@ int cmd_run_parallel(const RunArguments& a, const std::string& log_level) {
   // N encoders each taking every core would fight over them: each gets its share.
   o.worker.threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / a.jobs))));
   o.log_level = a.quiet ? "error" : log_level;
-  o.worker_processes = a.worker_processes;
   o.progress = o.worker.progress;
   o.stats_json_path = a.stats_json;
   o.keep_segments = a.keep_segments;

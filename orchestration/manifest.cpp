@@ -158,6 +158,10 @@ std::string Manifest::segment_path(int index) const {
 
 std::string Manifest::partial_segment_path(int index) const { return segment_path(index) + ".partial"; }
 
+std::string Manifest::segment_stats_path(int index) const {
+  return (std::filesystem::path(workdir) / fmt::format("segment_{:04}.stats.json", index)).string();
+}
+
 void write_manifest(const Manifest& m, const std::string& path) {
   const std::string temporary = path + ".partial";
   {

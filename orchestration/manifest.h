@@ -77,6 +77,7 @@ struct Manifest {
 
   std::string segment_path(int index) const;          // workdir/file
   std::string partial_segment_path(int index) const;  // written there, renamed to segment_path when complete
+  std::string segment_stats_path(int index) const;    // its worker's --stats-json, for the run's stats
 };
 
 // Writes atomically (temporary file, then rename). Throws sp::Error(io_error).

@@ -31,13 +31,6 @@ nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(text.str(), nullptr, false);
 }
 
-// Threads share this process's one device; other devices take processes,
-// each seeing only its own GPU.
-bool workers_as_threads(const ParallelRunOptions& o) {
-  return !o.worker_processes &&
-         std::all_of(o.devices.begin(), o.devices.end(), [](int device) { return device == 0; });
-}
-
 // The concat of a threads run, joining segments while the workers make the
 // later ones. Its failure stops the workers.
 class StreamedConcat {
@@ -69,6 +62,13 @@ class StreamedConcat {
 };
 
 }  // namespace
+
+// Threads share this process's one device; other devices take processes,
+// each seeing only its own GPU.
+bool workers_as_threads(const ParallelRunOptions& o) {
+  return !o.worker_processes &&
+         std::all_of(o.devices.begin(), o.devices.end(), [](int device) { return device == 0; });
+}
 
 std::vector<int> parse_device_list(const std::string& text, int devices_present) {
   std::vector<int> devices;
@@ -135,7 +135,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
   if (!o.stats_json_path.empty()) {
     nlohmann::json segments = nlohmann::json::array();
     for (size_t i = 0; i < m.segments.size(); ++i) {
-      nlohmann::json s = read_json(fs::path(m.workdir) / fmt::format("segment_{:04}.stats.json", i));
+      nlohmann::json s = read_json(m.segment_stats_path(int(i)));
       const auto code = workers.exit_codes.find(int(i));
       nlohmann::json entry = {{"index", i}, {"exit_code", code == workers.exit_codes.end() ? 0 : code->second}, {"stats", s}};
       const auto device = workers.devices_used.find(int(i));

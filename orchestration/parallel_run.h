@@ -29,6 +29,10 @@ struct ParallelRunOptions {
   double plan_seconds = 0;     // for the stats: the planning before this call
 };
 
+// Whether the workers are threads of this process (one shared CUDA context):
+// on one device, unless worker_processes asks otherwise.
+bool workers_as_threads(const ParallelRunOptions& options);
+
 // Runs every segment of a saved plan that is not finished yet, then joins
 // them. Ctrl-C stops all workers and joins what was finished (exit 130).
 // Returns the exit code.

@@ -10,15 +10,16 @@
 
 namespace sp::detail {
 
+bool Transcoder::read_next(MediaReader& reader, MediaItem& item) {
+  if (interrupted() || options_.stop_requested() || failure_.failed() || !reader.next(item)) return false;
+  if (item.kind == MediaItem::Kind::video && !item.frame.lead_in) ++stats_.frames_in;
+  return true;
+}
+
 void Transcoder::read_loop(MediaReader& reader) {
   try {
-    for (;;) {
-      if (interrupted() || options_.stop_requested() || failure_.failed()) break;
-      MediaItem item;
-      if (!reader.next(item)) break;
-      if (item.kind == MediaItem::Kind::video && !item.frame.lead_in) ++stats_.frames_in;
+    for (MediaItem item; read_next(reader, item); item = MediaItem{})
       read_queue_.push(ReadItem{std::move(item), Clock::now(), {}});
-    }
   } catch (...) {
     failure_.set(std::current_exception());
   }

@@ -70,6 +70,9 @@ class Transcoder {
   int run(MediaReader& reader);
 
  private:
+  // The next item of the input, counted; false at its end, or when the run
+  // is stopping (Ctrl-C, a stop the caller asked for, a failure).
+  bool read_next(MediaReader& reader, MediaItem& item);
   void read_loop(MediaReader& reader);
   void write_loop();
   void write_item(WriteItem& item);

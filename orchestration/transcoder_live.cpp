@@ -19,12 +19,8 @@ namespace sp::detail {
 // drop-oldest a reader thread must keep taking frames to drop them.)
 void Transcoder::live_loop(MediaReader& reader) {
   try {
-    for (;;) {
-      if (interrupted() || options_.stop_requested() || failure_.failed()) break;
-      ReadItem item;
-      if (!reader.next(item.media)) break;
+    for (ReadItem item; read_next(reader, item.media); item = ReadItem{}) {
       item.read_at = item.taken_at = Clock::now();
-      if (item.media.kind == MediaItem::Kind::video && !item.media.frame.lead_in) ++stats_.frames_in;
       process_item(item, reader);
     }
     if (writer_ && !failure_.failed()) flush_ready(true);

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -21,7 +20,6 @@
 
 extern char** environ;
 
-namespace fs = std::filesystem;
 
 namespace sp {
 namespace {
@@ -51,7 +49,7 @@ std::string visible_device(int ordinal) {
 Worker spawn_worker(const Manifest& m, int index, int device, const ParallelRunOptions& o) {
   std::vector<std::string> args = {"stylepipe", "run", "--manifest", m.path, "--index", std::to_string(index),
                                    "--progress", "json", "--stats-json",
-                                   (fs::path(m.workdir) / fmt::format("segment_{:04}.stats.json", index)).string()};
+                                   m.segment_stats_path(index)};
   const WorkerOverrides& overrides = o.worker;
   if (overrides.frames_in_flight) args.insert(args.end(), {"--frames-in-flight", std::to_string(*overrides.frames_in_flight)});
   if (overrides.queue_depth) args.insert(args.end(), {"--queue-depth", std::to_string(*overrides.queue_depth)});

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <deque>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -13,7 +12,6 @@
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
 
-namespace fs = std::filesystem;
 
 namespace sp {
 namespace {
@@ -46,7 +44,7 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
       set_thread_log_context(fmt::format("segment {}", index));
       WorkerOverrides w = o.worker;
       w.progress = ProgressMode::none;
-      w.stats_json_path = (fs::path(m.workdir) / fmt::format("segment_{:04}.stats.json", index)).string();
+      w.stats_json_path = m.segment_stats_path(index);
       w.stop = &stop;
       w.progress_sink = &counts[size_t(index)];
       const int code = run_segment_reporting(m, index, w);
