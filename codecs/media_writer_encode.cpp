@@ -214,7 +214,9 @@ void MediaWriter::write_video(DevicePicture picture, int64_t pts, int64_t durati
 // a copy of every frame, which live output feels as latency.
 bool MediaWriter::write_raw_in_place(const PlanarView& picture, int64_t pts, int64_t duration,
                                      std::shared_ptr<void>& owner) {
-  if (plan_.encoder->id != AV_CODEC_ID_RAWVIDEO || encoded_size_ != Size{picture.width, picture.height}) return false;
+  const bool raw_muxer = muxer_->takes_raw_pictures();
+  if ((plan_.encoder->id != AV_CODEC_ID_RAWVIDEO && !raw_muxer) || encoded_size_ != Size{picture.width, picture.height})
+    return false;
   const PlaneLayout layout = plane_layout(encoder_format_, picture.width, picture.height);
   for (int i = 0; i < layout.count; ++i) {
     if (picture.pitch[i] != layout.pitch[i]) return false;
@@ -230,6 +232,10 @@ bool MediaWriter::write_raw_in_place(const PlanarView& picture, int64_t pts, int
   p->duration = duration;
   p->flags |= AV_PKT_FLAG_KEY;
   ++frames_written_;
+  if (raw_muxer) {
+    muxer_->write_raw_picture(p);
+    return true;
+  }
   write_muxed(p);
   return true;
 }

@@ -224,6 +224,7 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
     if (live_pipe) grow_pipe(STDOUT_FILENO, options_.live_pipe_bytes);
     if (live_pipe && !is_named(plan.format, "rawvideo")) {
       if (PipeSplicer::usable(STDOUT_FILENO)) splicer_ = std::make_unique<PipeSplicer>(STDOUT_FILENO);
+      splice_y4m_frames_ = splicer_ && is_named(plan.format, "yuv4mpegpipe") && context_->nb_streams == 1;
       context_->pb = open_live_stdout(options_.live_pipe_bytes, splicer_.get());
       context_->flags |= AVFMT_FLAG_CUSTOM_IO;
       live_stdout_ = true;
@@ -271,6 +272,21 @@ void Muxer::write_video(AVPacket* packet) {
   }
   packet->stream_index = video_stream_->index;
   write(packet);
+}
+
+// What FFmpeg's y4m muxer writes before each frame's planes (no per-frame
+// parameters): the stream header said them all.
+constexpr char kY4mFrameHeader[] = "FRAME\n";
+
+void Muxer::write_raw_picture(AVPacket* packet) {
+  if (finished_) throw Error(ExitCode::internal, options_.name + ": video written after the end");
+  if (!splice_y4m_frames_) throw Error(ExitCode::internal, options_.name + ": raw pictures for a muxer that takes packets");
+  avio_flush(context_->pb);  // the stream header, or a frame the muxer wrote, goes first
+  if (context_->pb->error < 0) fail(ExitCode::io_error, "write failed", context_->pb->error);
+  int r = splicer_->write_copy(reinterpret_cast<const uint8_t*>(kY4mFrameHeader), int(sizeof kY4mFrameHeader - 1));
+  if (r >= 0) r = splicer_->write(packet);
+  else av_packet_unref(packet);
+  if (r < 0) fail(ExitCode::io_error, "write failed", r);
 }
 
 bool Muxer::write_copied(const AVPacket* packet) {

@@ -60,6 +60,13 @@ class Muxer {
   const AVStream* video_stream() const { return video_stream_; }
   // Takes the packet's reference; its stream index is set here.
   void write_video(AVPacket* packet);
+  // Whether write_raw_picture can take a picture's planes, back to back, in
+  // place of the encoder's packet: y4m to a live pipe (FFmpeg 5 muxes y4m
+  // only from wrapped frames, whose planes it would copy row by row).
+  bool takes_raw_pictures() const { return splice_y4m_frames_; }
+  // A packet of planes back to back: y4m's frame header, then the planes
+  // spliced into the pipe uncopied. Takes the packet's reference.
+  void write_raw_picture(AVPacket* packet);
   // A packet of a copied stream (input stream index, input time base); false
   // for a stream this output does not carry. The packet is left as it was.
   bool write_copied(const AVPacket* packet);
@@ -80,6 +87,7 @@ class Muxer {
   void write(AVPacket* packet);
   std::unique_ptr<PipeSplicer> splicer_;  // to a live stdout pipe
   bool splice_packets_ = false;          // raw video: packets bypass the muxer into the pipe
+  bool splice_y4m_frames_ = false;       // y4m: header by the muxer, then frames spliced by us
   void warn(const std::string& message);
   [[noreturn]] void fail(ExitCode code, const std::string& what, int error);
 

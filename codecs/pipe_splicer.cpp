@@ -1,17 +1,49 @@
 #include "codecs/pipe_splicer.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "pipeline/log.h"
 
 namespace sp {
 
 bool PipeSplicer::usable(int fd) {
   struct stat st {};
   return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+namespace {
+constexpr std::chrono::seconds kReaderWait{10};
+}
+
+PipeSplicer::~PipeSplicer() {
+  const auto deadline = std::chrono::steady_clock::now() + kReaderWait;
+  for (;;) {
+    release_read();
+    if (held_.empty() || reader_gone()) return;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  int unread = 0;
+  if (ioctl(fd_, FIONREAD, &unread) != 0) unread = -1;
+  log_warning("output pipe: the reader has not read the last {} bytes after {} s; leaving their memory allocated",
+              unread, kReaderWait.count());
+  for (Held& h : held_) {
+    (void)h.packet.release();                                  // NOLINT: deliberately leaked, see above
+    (void)new std::vector<uint8_t>(std::move(h.copy));         // NOLINT: likewise
+  }
+}
+
+bool PipeSplicer::reader_gone() const {
+  pollfd p{fd_, POLLOUT, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP | POLLNVAL));
 }
 
 void PipeSplicer::release_read() {

@@ -23,6 +23,13 @@ class PipeSplicer {
   // Whether `fd` is a pipe that vmsplice can write to.
   static bool usable(int fd);
   explicit PipeSplicer(int fd) : fd_(fd) {}
+  // Waits (up to kReaderWait) for the reader to read what the pipe still
+  // refers to, or to go away: freed memory may be overwritten (an allocator's
+  // bookkeeping, a reused picture) before the reader gets it. Past the wait,
+  // that memory is left allocated rather than risked.
+  ~PipeSplicer();
+  PipeSplicer(const PipeSplicer&) = delete;
+  PipeSplicer& operator=(const PipeSplicer&) = delete;
   // Takes the packet's reference. 0, or an AVERROR (AVERROR(EPIPE): the reader went away).
   int write(AVPacket* packet);
   // Bytes that are not ours to hold (a muxer's buffer): copied into a buffer
@@ -36,6 +43,7 @@ class PipeSplicer {
     uint64_t end = 0;           // the byte count at its end
   };
   void release_read();
+  bool reader_gone() const;
   int splice(const uint8_t* data, size_t size);
 
   int fd_;

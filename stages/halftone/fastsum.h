@@ -19,7 +19,7 @@ namespace sp::halftone {
 struct FastsumSettings {
   int m = 5;                    // window cut-off (grid points each side)
   int p = 5;                    // Taylor degree of the regularization
-  double sigma = 2.0;           // oversampling n / N
+  double sigma = 1.25;          // oversampling n / N (the stage's default)
   double near_radius_px = 4.0;  // eps_I in pixels (sets N)
 };
 

@@ -18,7 +18,7 @@ struct DevicePlan {
   // spread and the interpolated field are stored as `rows` rows of n
   // (row r <-> v = r - row_offset), and the FFTs are pruned to them.
   int rows = 0, row_offset = 0;
-  int spread_chunk = 512;  // particles per block of the tiled spread
+  int spread_cells = 1;  // a spread block's tile: spread_cells x spread_cells cells
   Window window;
   NearKernel near;
   const float2* kernel_hat = nullptr;  // N x N (x + i y), transposed: index (j1 + N/2) * N + j2 + N/2
@@ -36,7 +36,8 @@ class FastsumGpu {
   // Stable sort by cell (ties by index, as FastsumCpu::sort): pos -> sorted,
   // and the cell table. *count is read on the device.
   void sort(const float2* pos, float2* sorted, const int* count, cudaStream_t stream);
-  // marks (optional): events recorded after the spread and after the FFTs.
+  // `sorted` and the cell table as the last sort() left them. marks
+  // (optional): events recorded after the spread and after the FFTs.
   void far_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream,
                  cudaEvent_t after_spread = nullptr, cudaEvent_t after_fft = nullptr);
   void add_near_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream);
@@ -56,7 +57,8 @@ class FastsumGpu {
   DevicePlan dp_;
   int capacity_ = 0;
   int particle_blocks_ = 1;
-  int spread_blocks_ = 1;
+  dim3 spread_grid_;  // tiles of cells
+  size_t spread_shared_bytes_ = 0;
   int* cell_count_ = nullptr;  // cells + 1
   int* cell_start_ = nullptr;  // cells + 1
   int* key_ = nullptr;

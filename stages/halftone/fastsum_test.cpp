@@ -111,15 +111,24 @@ TEST(HalftoneFastsum, MatchesDirectSumOnImagePoints) {
   }
 }
 
-// Cheaper settings (smaller oversampling, larger near field) stay accurate.
+// Cheaper settings (smaller oversampling, larger near field) stay as accurate
+// as the seed's sigma = 2 with 24 neighbours, on the same points: the error
+// comes from the regularization (p) and float sums, not from the grid.
 TEST(HalftoneFastsum, CheaperGridsStayAccurate) {
   std::mt19937_64 rng(test::fresh_seed() + 3);
   const auto pts = image_points(20000, 220, 180, rng);
   const double density = 20000.0 / (220 * 180);
-  for (auto [sigma, neighbours] : {std::pair{1.5, 24.0}, std::pair{2.0, 48.0}, std::pair{1.5, 48.0}}) {
+  const auto error_at = [&](double sigma, double neighbours) {
     const double err = fast_error(pts, 220, 180, 5, 5, std::sqrt(neighbours / (M_PI * density)), sigma);
     std::printf("sigma %.2f, %g neighbours: relative RMS error %.3g\n", sigma, neighbours, err);
+    return err;
+  };
+  const double seed_settings = error_at(2.0, 24.0);
+  for (auto [sigma, neighbours] :
+       {std::pair{1.5, 24.0}, std::pair{1.25, 24.0}, std::pair{2.0, 48.0}, std::pair{1.5, 48.0}}) {
+    const double err = error_at(sigma, neighbours);
     EXPECT_LE(err, 1e-3);
+    EXPECT_LE(err, 1.5 * seed_settings) << "sigma " << sigma << ", " << neighbours << " neighbours";
   }
 }
 

@@ -41,7 +41,9 @@ std::vector<ParamSpec> halftone_table() {
           "artefact-free blue noise."),
       row("accuracy_p", T::integer, int64_t(5), 2.0, double(kMaxTaylor),
           "Degree p of the two-point Taylor regularization near 0 and near the boundary; eps_I = p / N."),
-      row("oversampling", T::number, 2.0, 1.25, 4.0, "NFFT oversampling sigma = n / N of the FFT grid."),
+      row("oversampling", T::number, 1.25, 1.25, 4.0,
+          "NFFT oversampling sigma = n / N of the FFT grid. At m = 5 the forces are as accurate at 1.25 as at the "
+          "seed's 2 (1.5e-6 relative to direct summation at 1080p), on a grid 0.39x the size."),
       row("near_neighbours", T::number, 24.0, 4.0, 400.0,
           "Mean number of neighbours inside the near-field radius eps_I at half ink (sets N: more neighbours, "
           "smaller FFT)."),
