@@ -4,13 +4,15 @@
 # decoding in both: the same codec work), RUNS runs each
 # (default 3) on a CLIP_SECONDS-long clip (default 20),
 # and reports medians. SP_FLAGS replaces stylepipe's codec flags (default
-# "--hwdec none --encoder software"; "" measures the defaults).
+# "--hwdec none --encoder software"; "" measures the defaults). CONFIG
+# replaces the chain (default configs/identity.yaml: the codecs alone).
 # Usage: scripts/e2e-compare.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?}
 mkdir -p "$out"
 bin=${STYLEPIPE:-build-gpu/stylepipe}
+config=${CONFIG:-configs/identity.yaml}
 preset=${PRESET:-ultrafast}
 seconds=${CLIP_SECONDS:-20}
 read -r -a flags <<<"${SP_FLAGS---hwdec none --encoder software}"
@@ -23,11 +25,11 @@ timeit() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || echo "FAILED: $*
 ff=(); sp=()
 for i in $(seq 1 "${RUNS:-3}"); do
   ff+=("$(timeit ffmpeg -hide_banner -y -i "$clip" -c:v libx264 -preset "$preset" -crf 18 -c:a copy "$out/e2e_ffmpeg.mp4")")
-  sp+=("$(timeit "$bin" run configs/identity.yaml -i "$clip" -o "$out/e2e_stylepipe.mp4" -y "${flags[@]}" --codec libx264 \
+  sp+=("$(timeit "$bin" run "$config" -i "$clip" -o "$out/e2e_stylepipe.mp4" -y "${flags[@]}" --codec libx264 \
     --preset "$preset" --crf 18 --progress none --stats-json "$out/e2e_stats.json")")
 done
 ffm=$(printf '%s\n' "${ff[@]}" | median)
 spm=$(printf '%s\n' "${sp[@]}" | median)
 ratio=$(awk -v a="$spm" -v b="$ffm" 'BEGIN{printf "%.3f", a/b}')
-echo "e2e 1080p ${seconds} s x264 $preset, stylepipe flags [${flags[*]}]: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
+echo "e2e 1080p ${seconds} s x264 $preset, $config, stylepipe flags [${flags[*]}]: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
   | tee "$out/e2e.txt"

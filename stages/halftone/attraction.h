@@ -22,6 +22,8 @@ struct AttractionPlan {
 };
 
 AttractionPlan make_attraction_plan(int width, int height);
+// make_attraction_plan's result, made once for concurrent and recent callers.
+AttractionPlan shared_attraction_plan(int width, int height);
 
 // Float64 oracle at one pixel centre (x, y), lambda = 1.
 void direct_attraction(const float* ink, int w, int h, int x, int y, double& fx, double& fy);

@@ -6,8 +6,14 @@
 #include "pipeline/parallel.h"
 #include "stages/halftone/attraction.h"
 #include "stages/halftone/fastsum.h"
+#include "stages/halftone/recent_plans.h"
 
 namespace sp::halftone {
+
+AttractionPlan shared_attraction_plan(int width, int height) {
+  static RecentPlans<std::pair<int, int>, AttractionPlan> recent(4);
+  return *recent.get({width, height}, [&] { return make_attraction_plan(width, height); });
+}
 
 AttractionPlan make_attraction_plan(int width, int height) {
   AttractionPlan p;
@@ -28,6 +34,7 @@ AttractionPlan make_attraction_plan(int width, int height) {
     }
   p.kx_hat.resize(p.half_size());
   p.ky_hat.resize(p.half_size());
+  init_fftw_threads();
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   fftwf_plan_with_nthreads(worker_count());
   for (auto [g, hat] : {std::pair{&gx, &p.kx_hat}, std::pair{&gy, &p.ky_hat}}) {
@@ -56,6 +63,7 @@ AttractionCpu::AttractionCpu(const AttractionPlan& plan) : plan_(plan) {
   spectrum_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * plan.half_size()));
   product_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * plan.half_size()));
   std::memset(padded_, 0, sizeof(float) * plan.padded_size());
+  init_fftw_threads();
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   fftwf_plan_with_nthreads(worker_count());
   r2c_ = fftwf_plan_dft_r2c_2d(plan.ph, plan.pw, padded_, reinterpret_cast<fftwf_complex*>(spectrum_), FFTW_ESTIMATE);

@@ -45,7 +45,13 @@ struct FastsumPlan {
 };
 
 FastsumPlan make_fastsum_plan(int width, int height, const FastsumSettings& settings);
+// make_fastsum_plan's result, made once for concurrent and recent callers
+// (recent_plans.h): a copy, ~64 MB of kernel coefficients at 1080p.
+FastsumPlan shared_fastsum_plan(int width, int height, const FastsumSettings& settings);
 std::mutex& fftw_planner_mutex();
+// FFTW's thread support, float and double, set up once; then planners may
+// ask for worker_count() threads.
+void init_fftw_threads();
 // Smallest even n >= x whose prime factors are 2, 3, 5 (fast FFT sizes on both backends).
 int nice_fft_size(double x);  // FFTW's planner is not thread-safe
 

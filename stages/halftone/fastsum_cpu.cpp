@@ -15,7 +15,6 @@
 namespace sp::halftone {
 
 namespace {
-std::once_flag fftw_threads_once;
 int wrap(int i, int n) { return ((i % n) + n) % n; }
 }  // namespace
 
@@ -30,7 +29,7 @@ FastsumCpu::FastsumCpu(const FastsumPlan& plan, int capacity) : plan_(plan), cap
   half_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * n * (n / 2 + 1)));
   band_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * n * n));
   field_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * n * n));
-  std::call_once(fftw_threads_once, [] { fftwf_init_threads(); });
+  init_fftw_threads();
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   fftwf_plan_with_nthreads(worker_count());
   r2c_ = fftwf_plan_dft_r2c_2d(int(n), int(n), grid_, reinterpret_cast<fftwf_complex*>(half_), FFTW_ESTIMATE);

@@ -7,15 +7,26 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <tuple>
 
 #include "pipeline/errors.h"
+#include "pipeline/parallel.h"
 #include "stages/halftone/fastsum.h"
+#include "stages/halftone/recent_plans.h"
 
 namespace sp::halftone {
 
 std::mutex& fftw_planner_mutex() {
   static std::mutex m;  // FFTW's planner is not thread-safe
   return m;
+}
+
+void init_fftw_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    fftwf_init_threads();
+    fftw_init_threads();
+  });
 }
 
 int nice_fft_size(double x) {
@@ -124,18 +135,28 @@ Regularized regularized_of(const FastsumPlan& plan) {
 void kernel_coefficients(FastsumPlan& plan) {
   const int N = plan.N;
   const Regularized reg = regularized_of(plan);
+  // N^2 samples and an N^2 float64 FFT: at 1080p (N = 2828) the stage's
+  // start-up, so both use every core.
   std::vector<std::complex<double>> samples(size_t(N) * N), hat(size_t(N) * N);
-  for (int k2 = -N / 2; k2 < N / 2; ++k2)
-    for (int k1 = -N / 2; k1 < N / 2; ++k1) {
-      const double x = double(k1) / N, y = double(k2) / N;
-      const double g = reg.gradient_over_r(std::hypot(x, y));
-      samples[size_t((k2 + N) % N) * N + (k1 + N) % N] = {g * x, g * y};
-    }
+  parallel_for(N, [&](int begin, int end) {
+    for (int k2 = begin - N / 2; k2 < end - N / 2; ++k2)
+      for (int k1 = -N / 2; k1 < N / 2; ++k1) {
+        const double x = double(k1) / N, y = double(k2) / N;
+        const double g = reg.gradient_over_r(std::hypot(x, y));
+        samples[size_t((k2 + N) % N) * N + (k1 + N) % N] = {g * x, g * y};
+      }
+  });
+  init_fftw_threads();
+  fftw_plan fwd = nullptr;
   {
     std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-    fftw_plan fwd = fftw_plan_dft_2d(N, N, reinterpret_cast<fftw_complex*>(samples.data()),
-                                     reinterpret_cast<fftw_complex*>(hat.data()), FFTW_FORWARD, FFTW_ESTIMATE);
-    fftw_execute(fwd);
+    fftw_plan_with_nthreads(worker_count());
+    fwd = fftw_plan_dft_2d(N, N, reinterpret_cast<fftw_complex*>(samples.data()),
+                           reinterpret_cast<fftw_complex*>(hat.data()), FFTW_FORWARD, FFTW_ESTIMATE);
+  }
+  fftw_execute(fwd);  // thread-safe; only planning needs the lock
+  {
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     fftw_destroy_plan(fwd);
   }
   plan.kernel_hat.assign(size_t(N) * N, {0.f, 0.f});
@@ -196,6 +217,13 @@ FastsumPlan make_fastsum_plan(int width, int height, const FastsumSettings& s) {
   plan.cell_h = float(height) / plan.cells_y;
   kernel_coefficients(plan);
   return plan;
+}
+
+FastsumPlan shared_fastsum_plan(int width, int height, const FastsumSettings& s) {
+  using Key = std::tuple<int, int, int, int, double, double>;
+  static RecentPlans<Key, FastsumPlan> recent(4);
+  return *recent.get({width, height, s.m, s.p, s.sigma, s.near_radius_px},
+                     [&] { return make_fastsum_plan(width, height, s); });
 }
 
 }  // namespace sp::halftone

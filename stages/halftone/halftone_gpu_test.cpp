@@ -116,6 +116,33 @@ TEST(HalftoneCuda, IterationsTrackCpu) {
   expect_cuda_dots_track_cpu(p, test::fresh_seed() + 3);
 }
 
+// Warm frames run their iterations as one CUDA graph, captured at the first
+// warm frame and launched again for the next: both track the CPU.
+TEST(HalftoneCuda, WarmFramesAsAGraphTrackCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 5);
+  const HostImage a = test::synthetic_photo(120, 90, rng), b = test::synthetic_photo(120, 90, rng);
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(2));  // 4 iterations in all, as IterationsTrackCpu
+  p.set("video_iterations", int64_t(1));
+  p.set("shake", 0.0);
+  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
+  StageRunner rc(cpu, a.width, a.height, Backend::cpu), rg(gpu, a.width, a.height, Backend::cuda);
+  int frame = 0;
+  for (const HostImage* img : {&a, &b, &a}) {
+    rc.process(*img, frame);
+    rg.process(*img, frame);
+    const auto pc = cpu.particles(), pg = gpu.particles();
+    ASSERT_EQ(pc.size(), pg.size()) << "frame " << frame;
+    if (frame > 0) {
+      EXPECT_GT(gpu.numbers().kept, 0) << "frame " << frame;
+    }
+    const int far = unmatched_dots(pc, pg);
+    EXPECT_LE(far, int(pc.size() / 200)) << far << " of " << pc.size() << ", frame " << frame;
+    ++frame;
+  }
+}
+
 TEST(HalftoneCuda, WarmStartAndPointsOut) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(test::fresh_seed() + 4);

@@ -65,7 +65,7 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
   const double density = settings_.dots > 0 ? settings_.dots / pixels : 0.5 * settings_.dots_per_pixel;
   FastsumSettings fs = settings_.fastsum;
   fs.near_radius_px = std::sqrt(settings_.near_neighbours / (M_PI * density));
-  plan_ = make_fastsum_plan(input.width, input.height, fs);
+  plan_ = shared_fastsum_plan(input.width, input.height, fs);
   // Densest expected dots (full ink): dots_per_pixel, or twice the mean for an explicit count.
   map_slot_px_ = float(1.0 / std::sqrt(settings_.dots > 0 ? 2.0 * settings_.dots / pixels : settings_.dots_per_pixel));
   const double area = settings_.dots > 0 ? pixels / settings_.dots : 1.0 / settings_.dots_per_pixel;
@@ -74,7 +74,7 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     release_cuda();
     cpu_ = std::make_unique<Cpu>();
     Cpu& c = *cpu_;
-    c.attraction_plan = make_attraction_plan(input.width, input.height);
+    c.attraction_plan = shared_attraction_plan(input.width, input.height);
     c.attraction = std::make_unique<AttractionCpu>(c.attraction_plan);
     c.fastsum = std::make_unique<FastsumCpu>(plan_, capacity_);
     const size_t n = size_t(input.width) * input.height;
