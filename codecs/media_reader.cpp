@@ -64,6 +64,19 @@ namespace {
 
 int interrupt_callback(void*) { return interrupted() ? 1 : 0; }
 
+// FFmpeg's open reads its first bytes with a plain read(), which SIGINT
+// does not end (the handler restarts system calls): a source that has sent
+// nothing yet (an emulator not started) would hold Ctrl-C until it does.
+// So wait for the first bytes here, where Ctrl-C is seen. False: interrupted.
+bool wait_until_readable(int fd) {
+  for (;;) {
+    if (interrupted()) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int r = poll(&p, 1, 50);
+    if (r > 0 || (r < 0 && errno != EINTR)) return true;  // readable, at its end, or for open() to report
+  }
+}
+
 bool is_device(const AVInputFormat* f) {
   if (!f || !f->priv_class) return false;
   const AVClassCategory c = f->priv_class->category;
@@ -148,6 +161,10 @@ void MediaReader::open_input() {
     av_dict_set(&opts, "framerate", rate_text(*options_.rate).c_str(), 0);
   }
 
+  if (options_.url == "-" && !wait_until_readable(STDIN_FILENO)) {
+    av_dict_free(&opts);
+    throw Error(ExitCode::interrupted, name_ + ": interrupted before the input sent anything");
+  }
   format_ = avformat_alloc_context();
   if (!format_) throw std::bad_alloc();
   format_->interrupt_callback = {interrupt_callback, nullptr};

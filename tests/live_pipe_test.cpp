@@ -348,6 +348,44 @@ TEST(LivePipe, InterruptWhileTheSourceIsSilentEndsTheRun) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status;
 }
 
+// Ctrl-C before the source has sent a byte (an emulator not started yet)
+// ends the run too: FFmpeg's open would otherwise sit in read() until data
+// comes, since the signal handler restarts system calls.
+TEST(LivePipe, InterruptBeforeTheSourceSendsAnythingEndsTheRun) {
+  TempDir dir;
+  std::vector<std::string> args = live_args(identity_config(), dir.file("stats.json"));
+  args.insert(args.end() - 2, {"-f", "rawvideo", "--pix-fmt", "rgba"});
+  const LiveChild child = start_live(args);
+  ASSERT_GT(child.pid, 0);
+  // SIGINT only once the run catches it (SigCgt in /proc: bit 1 is SIGINT),
+  // however slowly a sanitizer build starts.
+  const auto catches_sigint = [&] {
+    std::ifstream status_file("/proc/" + std::to_string(child.pid) + "/status");
+    for (std::string line; std::getline(status_file, line);)
+      if (line.rfind("SigCgt:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) & 0x2) != 0;
+    return false;
+  };
+  for (int i = 0; i < 1000 && !catches_sigint(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // and is on its way to the open
+  kill(child.pid, SIGINT);
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && done == 0; ++i) {  // up to 5 s, the source still open and silent
+    done = waitpid(child.pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const bool ended_with_source_open = done == child.pid;
+  uint8_t byte = 0;
+  const bool wrote = ended_with_source_open && read(child.from, &byte, 1) > 0;
+  close(child.to);
+  close(child.from);
+  if (done == 0) done = waitpid(child.pid, &status, 0);
+  EXPECT_TRUE(ended_with_source_open) << "the run waited for the source's first bytes";
+  ASSERT_EQ(done, child.pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status;
+  EXPECT_FALSE(wrote) << "output without input";
+}
+
 // A live output opens before the first frame arrives; an input that ends
 // without one is still no video.
 TEST(LivePipe, InputWithoutFramesIsADataError) {

@@ -24,14 +24,16 @@ AttractionPlan make_attraction_plan(int width, int height) {
   std::vector<float> gx(p.padded_size(), 0.f), gy(p.padded_size(), 0.f);
   // conv(x) = sum_y ink(y) G(x - y) with G(d) = d / |d|^2; F_A = -lambda conv.
   const float norm = -1.f / (float(p.pw) * float(p.ph));
-  for (int dy = -height + 1; dy < height; ++dy)
-    for (int dx = -width + 1; dx < width; ++dx) {
-      if (dx == 0 && dy == 0) continue;
-      const float r2 = float(dx * dx + dy * dy);
-      const size_t i = size_t((dy + p.ph) % p.ph) * p.pw + (dx + p.pw) % p.pw;
-      gx[i] = norm * dx / r2;
-      gy[i] = norm * dy / r2;
-    }
+  parallel_for(2 * height - 1, [&](int begin, int end) {  // each dy is its own row of the padded grid
+    for (int dy = begin - height + 1; dy < end - height + 1; ++dy)
+      for (int dx = -width + 1; dx < width; ++dx) {
+        if (dx == 0 && dy == 0) continue;
+        const float r2 = float(dx * dx + dy * dy);
+        const size_t i = size_t((dy + p.ph) % p.ph) * p.pw + (dx + p.pw) % p.pw;
+        gx[i] = norm * dx / r2;
+        gy[i] = norm * dy / r2;
+      }
+  });
   p.kx_hat.resize(p.half_size());
   p.ky_hat.resize(p.half_size());
   init_fftw_threads();

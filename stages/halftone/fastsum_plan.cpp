@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <tuple>
 
 #include "pipeline/errors.h"
@@ -137,7 +139,15 @@ void kernel_coefficients(FastsumPlan& plan) {
   const Regularized reg = regularized_of(plan);
   // N^2 samples and an N^2 float64 FFT: at 1080p (N = 2828) the stage's
   // start-up, so both use every core.
-  std::vector<std::complex<double>> samples(size_t(N) * N), hat(size_t(N) * N);
+  // Not zeroed: every entry is written, samples by the threads below (which
+  // also spreads the first touch of 2 x 128 MB over them), hat by the FFT.
+  using Buffer = std::unique_ptr<std::complex<double>[], decltype(&fftw_free)>;
+  const auto buffer = [&] {
+    auto* p = static_cast<std::complex<double>*>(fftw_malloc(sizeof(fftw_complex) * size_t(N) * N));
+    if (!p) throw std::bad_alloc();
+    return Buffer(p, fftw_free);
+  };
+  const Buffer samples = buffer(), hat = buffer();
   parallel_for(N, [&](int begin, int end) {
     for (int k2 = begin - N / 2; k2 < end - N / 2; ++k2)
       for (int k1 = -N / 2; k1 < N / 2; ++k1) {
@@ -151,21 +161,23 @@ void kernel_coefficients(FastsumPlan& plan) {
   {
     std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     fftw_plan_with_nthreads(worker_count());
-    fwd = fftw_plan_dft_2d(N, N, reinterpret_cast<fftw_complex*>(samples.data()),
-                           reinterpret_cast<fftw_complex*>(hat.data()), FFTW_FORWARD, FFTW_ESTIMATE);
+    fwd = fftw_plan_dft_2d(N, N, reinterpret_cast<fftw_complex*>(samples.get()),
+                           reinterpret_cast<fftw_complex*>(hat.get()), FFTW_FORWARD, FFTW_ESTIMATE);
   }
   fftw_execute(fwd);  // thread-safe; only planning needs the lock
   {
     std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     fftw_destroy_plan(fwd);
   }
-  plan.kernel_hat.assign(size_t(N) * N, {0.f, 0.f});
+  plan.kernel_hat.assign(size_t(N) * N, {0.f, 0.f});  // row and column -N/2 stay zero
   const double norm = 1.0 / (double(N) * N);
-  for (int j2 = -N / 2 + 1; j2 < N / 2; ++j2)
-    for (int j1 = -N / 2 + 1; j1 < N / 2; ++j1) {
-      const std::complex<double> b = hat[size_t((j2 + N) % N) * N + (j1 + N) % N] * norm;
-      plan.kernel_hat[size_t(j2 + N / 2) * N + (j1 + N / 2)] = std::complex<float>(b);
-    }
+  parallel_for(N - 1, [&](int begin, int end) {
+    for (int j2 = begin - N / 2 + 1; j2 < end - N / 2 + 1; ++j2)
+      for (int j1 = -N / 2 + 1; j1 < N / 2; ++j1) {
+        const std::complex<double> b = hat[size_t((j2 + N) % N) * N + (j1 + N) % N] * norm;
+        plan.kernel_hat[size_t(j2 + N / 2) * N + (j1 + N / 2)] = std::complex<float>(b);
+      }
+  });
   plan.deconv.resize(N);
   for (int j = -N / 2; j < N / 2; ++j) {
     const double c = kb_fourier(plan, j);
