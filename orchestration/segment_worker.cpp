@@ -58,7 +58,11 @@ int run_segment(const Manifest& m, int index, const WorkerOverrides& o) {
   const std::string done = m.segment_path(index);
   std::error_code ec;
   if (fs::exists(done, ec) && !o.force) {
-    log_info("segment {} is already done ({}); --force redoes it", index, done);
+    // Worker threads already prefix their lines with "segment N:".
+    if (thread_log_context().empty())
+      log_info("segment {} is already done ({}); --force redoes it", index, done);
+    else
+      log_info("already done ({}); --force redoes it", done);
     return 0;
   }
   // The workers never re-read the config file: it may have changed since the plan.
