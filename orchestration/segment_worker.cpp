@@ -49,6 +49,12 @@ TranscodeOptions segment_options(const Manifest& m, int index, const Config& con
   return t;
 }
 
+// "segment N: ", unless the thread's log context says it already (workers
+// that are threads of a --jobs run).
+std::string segment_prefix(int index) {
+  return thread_log_context().empty() ? fmt::format("segment {}: ", index) : std::string();
+}
+
 }  // namespace
 
 int run_segment(const Manifest& m, int index, const WorkerOverrides& o) {
@@ -58,11 +64,7 @@ int run_segment(const Manifest& m, int index, const WorkerOverrides& o) {
   const std::string done = m.segment_path(index);
   std::error_code ec;
   if (fs::exists(done, ec) && !o.force) {
-    // Worker threads already prefix their lines with "segment N:".
-    if (thread_log_context().empty())
-      log_info("segment {} is already done ({}); --force redoes it", index, done);
-    else
-      log_info("already done ({}); --force redoes it", done);
+    log_info("{}already done ({}); --force redoes it", segment_prefix(index), done);
     return 0;
   }
   // The workers never re-read the config file: it may have changed since the plan.
@@ -74,7 +76,7 @@ int run_segment(const Manifest& m, int index, const WorkerOverrides& o) {
   if (code != 0) return code;  // an interrupted segment stays partial: it plays, but is not done
   fs::rename(options.output.url, done, ec);
   if (ec) throw Error(ExitCode::io_error, done + ": cannot rename the finished segment (" + ec.message() + ")");
-  log_info("segment {}: {} frames (+{} warm-up) -> {}", index, stats.frames_out, stats.frames_lead_in, done);
+  log_info("{}{} frames (+{} warm-up) -> {}", segment_prefix(index), stats.frames_out, stats.frames_lead_in, done);
   return 0;
 }
 
