@@ -72,7 +72,12 @@ std::vector<size_t> choose_cuts(const KeyframeTimes& keyframes, double start, do
     if (cuts.empty() || j > cuts.back()) cuts.push_back(j);
     if (j + 1 == keyframes.size()) break;
     const double midway = (keyframes.seconds(j) + keyframes.seconds(j + 1)) / 2;  // targets beyond pick j + 1
-    k = std::max(k + 1, std::floor((midway - start) / step) + 1);
+    double next = std::max(k + 1, std::floor((midway - start) / step) + 1);
+    // The midway is where the exact nearest changes; the rounded comparison
+    // in nearest_after_first may change a target earlier. Never skip one that
+    // it sends past j (SP_TEST_SEED=4474397615067 lost a cut so).
+    while (next - 1 > k && keyframes.nearest_after_first(start + (next - 1) * step) > j) --next;
+    k = next;
   }
   return cuts;
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "pipeline/errors.h"
@@ -98,8 +99,10 @@ Worker spawn_worker(const Manifest& m, int index, int device, const ParallelRunO
 }
 
 // A worker's stderr: NDJSON progress records are summed into ours, log lines
-// are passed on with the segment named.
-void take_lines(Worker& w, bool at_end) {
+// are passed on with the segment named once. A notice every worker gives
+// alike (the backend it fell back to, the encoder) is passed on once; errors
+// always are.
+void take_lines(Worker& w, bool at_end, std::set<std::string>& notices) {
   char buffer[4096];
   for (;;) {
     const ssize_t n = read(w.output_fd, buffer, sizeof buffer);
@@ -119,7 +122,12 @@ void take_lines(Worker& w, bool at_end) {
         continue;
       }
     }
-    std::fprintf(stderr, "segment %d: %s\n", w.index, line.c_str());
+    std::string text = line;
+    if (text.rfind("stylepipe: ", 0) == 0) text.erase(0, 11);
+    const std::string own = fmt::format("segment {}: ", w.index);
+    if (text.rfind(own, 0) == 0) text.erase(0, own.size());
+    if (text.rfind("error: ", 0) != 0 && !notices.insert(text).second) continue;
+    std::fprintf(stderr, "stylepipe: segment %d: %s\n", w.index, text.c_str());
   }
   w.pending.erase(0, start);
 }
@@ -128,6 +136,7 @@ void take_lines(Worker& w, bool at_end) {
 
 WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions& o, ProgressReporter& progress) {
   std::map<int, Worker> running;  // by pid
+  std::set<std::string> notices;  // log lines already passed on
   WorkersOutcome outcome;
   std::map<int, int>& exit_codes = outcome.exit_codes;
   std::map<int, int>& devices_used = outcome.devices_used;
@@ -151,14 +160,14 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
     std::vector<pollfd> fds;
     for (auto& [pid, w] : running) fds.push_back({w.output_fd, POLLIN, 0});
     poll(fds.data(), fds.size(), 200);
-    for (auto& [pid, w] : running) take_lines(w, false);
+    for (auto& [pid, w] : running) take_lines(w, false, notices);
 
     int status = 0;
     for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
       auto it = running.find(pid);
       if (it == running.end()) continue;
       Worker& w = it->second;
-      take_lines(w, true);
+      take_lines(w, true, notices);
       close(w.output_fd);
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       exit_codes[w.index] = code;
