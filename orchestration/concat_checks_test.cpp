@@ -173,10 +173,13 @@ TEST_F(ConcatChecks, FinishedPrefixAfterAnInterruption) {
   const int k = random_segment(0, segments() - 1);
   // Interrupted after its first frame and before its last: a segment of one
   // frame (a keyframe right before the next cut) can only be not started.
+  // (Segment 0 has no begin: its first frame is the earliest pts.)
   const SegmentPlan& s = manifest_.segments[size_t(k)];
   std::vector<int64_t> inside;
   for (int64_t pts : frame_pts_)
-    if (pts > s.begin_pts.value_or(INT64_MIN) && pts < s.end_pts.value_or(INT64_MAX)) inside.push_back(pts);
+    if (pts >= s.begin_pts.value_or(INT64_MIN) && pts < s.end_pts.value_or(INT64_MAX)) inside.push_back(pts);
+  std::sort(inside.begin(), inside.end());
+  if (!inside.empty()) inside.erase(inside.begin());  // an end at the first frame would leave none
   const bool started = (k == 0 || rng_() % 3 != 0) && !inside.empty();
   fs::remove(manifest_.segment_path(k));
   if (started) ASSERT_NO_FATAL_FAILURE(run_segment(manifest_, k, {}, true, inside[rng_() % inside.size()]));
