@@ -171,15 +171,18 @@ std::pair<Packet, Packet> audio_ends(const std::string& file) {
 // started at all), the ones after it finished or not: the prefix is joined.
 TEST_F(ConcatChecks, FinishedPrefixAfterAnInterruption) {
   const int k = random_segment(0, segments() - 1);
-  // Interrupted after its first frame and before its last: a segment of one
-  // frame (a keyframe right before the next cut) can only be not started.
+  // Interrupted after its first frame: a segment of one frame (a keyframe
+  // right before the next cut) can only be not started.
   // (Segment 0 has no begin: its first frame is the earliest pts.)
   const SegmentPlan& s = manifest_.segments[size_t(k)];
   std::vector<int64_t> inside;
   for (int64_t pts : frame_pts_)
     if (pts >= s.begin_pts.value_or(INT64_MIN) && pts < s.end_pts.value_or(INT64_MAX)) inside.push_back(pts);
+  // An end at the first frame would leave no frame; segment 0 keeps two, so
+  // that the joined prefix has a frame duration for the audio check below.
   std::sort(inside.begin(), inside.end());
-  if (!inside.empty()) inside.erase(inside.begin());  // an end at the first frame would leave none
+  inside.erase(inside.begin(), inside.begin() + std::min<std::ptrdiff_t>(k == 0 ? 2 : 1, std::ssize(inside)));
+  if (k == 0 && inside.empty()) GTEST_SKIP() << "segment 0 holds two frames or fewer: no prefix to interrupt";
   const bool started = (k == 0 || rng_() % 3 != 0) && !inside.empty();
   fs::remove(manifest_.segment_path(k));
   if (started) ASSERT_NO_FATAL_FAILURE(run_segment(manifest_, k, {}, true, inside[rng_() % inside.size()]));
@@ -208,7 +211,7 @@ TEST_F(ConcatChecks, FinishedPrefixAfterAnInterruption) {
   ASSERT_EQ(times.size(), expected_times.size());
   for (size_t i = 0; i < times.size(); ++i)
     ASSERT_NEAR(times[i], expected_times[i] + shift, 0.0011) << "frame " << i << " (Matroska keeps ms)";
-  ASSERT_GE(times.size(), 2u);
+  if (times.size() < 2) return;  // segment 0 of one frame, not followed: no frame duration to check the audio by
 
   // The copied audio stops where the video does.
   const double video_end = times.back() + (times.back() - times[times.size() - 2]);
