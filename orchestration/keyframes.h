@@ -40,6 +40,16 @@ struct KeyframeScan {
 // clocks restart); interrupted (130) on Ctrl-C.
 KeyframeScan scan_keyframes(const std::string& path);
 
+// Where choose_segments aims its cuts: start + k * step seconds for k = 1 ..
+// last_k. Throws sp::Error(usage) unless exactly one of segments and
+// segment_seconds is > 0.
+struct CutTargets {
+  double start = 0;
+  double step = 0;
+  double last_k = 0;
+};
+CutTargets cut_targets(const KeyframeScan& scan, int segments, double segment_seconds);
+
 // Cuts at the keyframes nearest to equal shares of the duration (segments >
 // 0) or to multiples of segment_seconds (> 0) after the start, the earlier on
 // a tie; exactly one of the two, else sp::Error(usage). Never at the first
