@@ -107,6 +107,14 @@ void expect_sampled_plan_right(const std::string& file, const Truth& t, const Cu
     EXPECT_EQ(owners[f], 1) << "frame " << f << " (pts " << t.packets[f].pts << ") belongs to one segment";
 }
 
+ClipSpec fixed_spec(double seconds, int gop, int bframes) {
+  ClipSpec spec;
+  spec.seconds = seconds;
+  spec.gop = gop;
+  spec.bframes = bframes;
+  return spec;
+}
+
 CutRequest random_request(std::mt19937_64& rng) {
   CutRequest r;
   if (rng() % 2)
@@ -143,11 +151,7 @@ TEST(SampledScan, RandomTransportStreamsPlanAsTheFullScan) {
 
 TEST(SampledScan, OneKeyframeAndAClipShorterThanASegment) {
   TempDir dir;
-  ClipSpec spec;
-  spec.seconds = 3;
-  spec.gop = 1000;
-  spec.bframes = 2;
-  const std::string file = make_clip(dir, "one.ts", spec);
+  const std::string file = make_clip(dir, "one.ts", fixed_spec(3, 1000, 2));
   const Truth truth = probe(file);
   ASSERT_EQ(truth.keys.size(), 1u);
   for (const CutRequest request : {CutRequest{4, 0, 0}, CutRequest{0, 60, 10}, CutRequest{0, 0.5, 0}}) {
@@ -160,9 +164,7 @@ TEST(SampledScan, OneKeyframeAndAClipShorterThanASegment) {
 // cannot trust its seeks there; the full scan refuses the file, as always.
 TEST(SampledScan, ClockThatRestartsIsReadThroughAndRefused) {
   TempDir dir;
-  ClipSpec spec;
-  spec.seconds = 8;
-  spec.gop = 12;
+  const ClipSpec spec = fixed_spec(8, 12, 0);
   const std::string a = make_clip(dir, "a.ts", spec), b = make_clip(dir, "b.ts", spec);
   const std::string joined = dir.file("joined.ts");
   ASSERT_EQ(run_command("cat " + shell_quote(a) + " " + shell_quote(b) + " > " + shell_quote(joined)).exit_code, 0);
@@ -180,9 +182,7 @@ TEST(SampledScan, ClockThatRestartsIsReadThroughAndRefused) {
 // Below the threshold, and where the demuxer has an index, nothing changes.
 TEST(SampledScan, SmallFilesAndIndexedFilesAreNotSampled) {
   TempDir dir;
-  ClipSpec spec;
-  spec.bframes = 2;
-  const std::string ts = make_clip(dir, "in.ts", spec);
+  const std::string ts = make_clip(dir, "in.ts", fixed_spec(4, 25, 2));
   const CutRequest request{3, 0, 5};
   {
     const ScopedEnv threshold(kThreshold, std::to_string(std::filesystem::file_size(ts) + 1));
