@@ -21,7 +21,10 @@ std::optional<std::vector<Keyframe>> sample_keyframes(VideoInput& in, const Keyf
   try {
     KeyframeSampler sampler(in, facts.time_base);
     sampler.read_first_keyframe();
-    for (double k = 1; k <= targets.last_k; ++k) sampler.cover(targets.start + k * targets.step);
+    for (double k = 1; k <= targets.last_k; ++k) {
+      sampler.cover(targets.start + k * targets.step);
+      sampler.check_pace(k, targets.last_k);
+    }
     // Where each cut's warm-up begins, by time as the scan of some keyframes
     // estimates it: known only once the cuts are.
     if (request.warmup_frames > 0) {

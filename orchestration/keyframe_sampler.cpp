@@ -28,6 +28,9 @@ constexpr double kLeadPerMedianGap = 1.25;
 // Reading more than a quarter of the file (or this much, for small ones) is
 // no cheaper than reading it all: a demuxer whose seek reads forward.
 constexpr int64_t kMinByteBudget = int64_t(64) << 20;
+// Places read before their pace foretells the whole (the first pays for
+// opening the file again).
+constexpr double kPlacesBeforePacing = 8;
 // Reads at evenly spread byte positions, to catch a clock that restarts or
 // wraps between the places read; each reads up to this many packets for one
 // with a decode time.
@@ -126,6 +129,13 @@ std::vector<Keyframe> KeyframeSampler::keyframes() const {
   out.reserve(keys_.size());
   for (const auto& entry : keys_) out.push_back({entry.first, -1});
   return out;
+}
+
+void KeyframeSampler::check_pace(double done, double places) const {
+  const double projected = double(bytes_) / done * places;
+  if (done >= kPlacesBeforePacing && projected > double(byte_budget_))
+    throw SamplingAbandoned{fmt::format("sampling {} places would read about {} MiB, as much as reading every packet",
+                                        places, int64_t(projected) >> 20)};
 }
 
 std::string KeyframeSampler::summary() const {

@@ -40,6 +40,11 @@ class KeyframeSampler {
   // times rise, and keyframes come in the order of their times.
   std::vector<Keyframe> keyframes() const;
 
+  // After `done` of `places` places: abandons where the rest, read at the
+  // same pace, would pass the budget (GOPs about as long as the places are
+  // apart), before reading that much.
+  void check_pace(double done, double places) const;
+
   std::string summary() const;
 
  private:
