@@ -72,10 +72,11 @@ int64_t sampled_scan_min_bytes();
 // the duration); a null one reads every keyframe. Every packet is read
 // instead, noted in the log, where sampling cannot be trusted or would not
 // pay: the container gives no start, duration or frame rate; over 2048
-// places; a seek fails; sampling reads over a quarter of the file (64 MiB
-// at least); decode times fall somewhere in file order (a clock that
-// restarts, checked at the places read and at 32 evenly spread byte
-// positions: a restart between those goes unnoticed). Throws as
+// places; a seek fails; sampling reads, or at its pace over the first
+// places would read, over a quarter of the file (64 MiB at least: GOPs
+// about as long as the segments); decode times fall somewhere in file order
+// (a clock that restarts, checked at the places read and at 32 evenly
+// spread byte positions: a restart between those goes unnoticed). Throws as
 // scan_keyframes.
 KeyframeScan scan_keyframes_for(const std::string& path,
                                 const std::function<CutRequest(const KeyframeScan&)>& request);
