@@ -92,7 +92,8 @@ void KeyframeSampler::cover(double seconds) {
 
 void KeyframeSampler::check_clock_by_bytes() {
   AVFormatContext* format = in_.format.get();
-  if (format->iformat->flags & AVFMT_NO_BYTE_SEEK) throw SamplingAbandoned{"the clock between the places read cannot be checked"};
+  if (format->iformat->flags & AVFMT_NO_BYTE_SEEK)
+    throw SamplingAbandoned{"the clock between the places read cannot be checked"};
   const int64_t size = avio_size(format->pb);
   current_ = kNone;
   for (int i = 1; i < kClockProbes; ++i) {
@@ -124,7 +125,8 @@ std::vector<Keyframe> KeyframeSampler::keyframes() const {
             [](const FilePoint& a, const FilePoint& b) { return std::tie(a.pos, a.dts) < std::tie(b.pos, b.dts); });
   for (size_t i = 1; i < points.size(); ++i)
     if (points[i].dts != AV_NOPTS_VALUE && points[i - 1].dts != AV_NOPTS_VALUE && points[i].dts < points[i - 1].dts)
-      throw SamplingAbandoned{fmt::format("decode times go backwards at byte {} (a clock that restarts)", points[i].pos)};
+      throw SamplingAbandoned{
+          fmt::format("decode times go backwards at byte {} (a clock that restarts)", points[i].pos)};
   std::vector<Keyframe> out;
   out.reserve(keys_.size());
   for (const auto& entry : keys_) out.push_back({entry.first, -1});
@@ -156,7 +158,8 @@ bool KeyframeSampler::read_to_key(Stretch& s) {
     const int64_t pts = presentation_time(packet_.get());
     if (!(packet_->flags & AV_PKT_FLAG_KEY) || pts == AV_NOPTS_VALUE) continue;
     if (s.last != -INFINITY) {
-      if (pts <= s.last_pts) throw SamplingAbandoned{fmt::format("keyframe times go backwards at {:.3f} s", seconds_of(pts))};
+      if (pts <= s.last_pts)
+        throw SamplingAbandoned{fmt::format("keyframe times go backwards at {:.3f} s", seconds_of(pts))};
       gaps_.push_back(seconds_of(pts) - s.last);
     }
     s.last = seconds_of(pts);
