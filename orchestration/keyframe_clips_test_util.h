@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,27 @@ inline std::vector<ProbedPacket> probe_video_packets(const std::string& file) {
   }
   return packets;
 }
+
+// An environment variable set for a scope; the processes a test starts see it too.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 inline double probe_start_seconds(const std::string& file) {
   const CommandResult r =

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 
 #include "orchestration/keyframe_index.h"
 #include "orchestration/keyframe_input.h"
+#include "orchestration/keyframe_sample.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 
@@ -79,9 +82,46 @@ void require_increasing(const std::string& path, const KeyframeScan& scan) {
                               double(scan.keyframes[i - 1].pts) * av_q2d(scan.time_base)));
 }
 
+// Sampling needs what choose_segments computes targets from as a full scan
+// would find it, and seeks; it pays where reading through takes long.
+bool worth_sampling(const VideoInput& in, const KeyframeScan& scan, const StreamFacts& facts) {
+  const AVIOContext* pb = in.format->pb;
+  if (!pb || !(pb->seekable & AVIO_SEEKABLE_NORMAL)) return false;
+  const int64_t size = avio_size(in.format->pb);
+  if (size < 0 || size < sampled_scan_min_bytes()) return false;
+  if (facts.start_known && facts.rate_known && scan.duration_seconds > 0) return true;
+  log_info("{}: the container gives no {}; reading every packet for keyframes", in.path,
+           !facts.start_known ? "start time" : !facts.rate_known ? "frame rate" : "duration");
+  return false;
+}
+
+std::optional<std::vector<Keyframe>> sample_if_worth_it(VideoInput& in, const KeyframeScan& scan,
+                                                        const StreamFacts& facts,
+                                                        const std::function<CutRequest(const KeyframeScan&)>& request) {
+  if (!request || !worth_sampling(in, scan, facts)) return std::nullopt;
+  in = open_video_input(in.path);  // from the start again: reading the index moved it
+  return sample_keyframes(in, scan, request(scan));
+}
+
 }  // namespace
 
-KeyframeScan scan_keyframes(const std::string& path) {
+int64_t sampled_scan_min_bytes() {
+  // Reading 64 MiB of packet headers takes about a tenth of a second.
+  constexpr int64_t kDefault = int64_t(64) << 20;
+  const char* value = std::getenv("SP_SAMPLED_SCAN_MIN_BYTES");
+  if (!value || !*value) return kDefault;
+  char* end = nullptr;
+  errno = 0;
+  const long long bytes = std::strtoll(value, &end, 10);
+  if (*end || errno || bytes < 0)
+    throw Error(ExitCode::usage, fmt::format("SP_SAMPLED_SCAN_MIN_BYTES='{}' is not a number of bytes", value));
+  return bytes;
+}
+
+KeyframeScan scan_keyframes(const std::string& path) { return scan_keyframes_for(path, nullptr); }
+
+KeyframeScan scan_keyframes_for(const std::string& path,
+                                const std::function<CutRequest(const KeyframeScan&)>& request) {
   VideoInput in = open_video_input(path);
   KeyframeScan scan;
   const StreamFacts facts = describe_stream(in, scan);
@@ -89,6 +129,9 @@ KeyframeScan scan_keyframes(const std::string& path) {
     scan.keyframes = std::move(indexed->keyframes);
     scan.frame_count = indexed->frame_count;
     scan.source = "index";
+  } else if (std::optional<std::vector<Keyframe>> sampled = sample_if_worth_it(in, scan, facts, request)) {
+    scan.keyframes = std::move(*sampled);
+    scan.source = "sampled";
   } else {
     in = open_video_input(path);  // from the start again: reading the index moved it
     PacketScan packets = keyframes_from_packets(in);
@@ -106,7 +149,7 @@ KeyframeScan scan_keyframes(const std::string& path) {
     scan.start_seconds = double(scan.keyframes.front().pts) * av_q2d(scan.time_base);
   if (!facts.rate_known && scan.frame_count > 0 && scan.duration_seconds > 0)
     scan.frame_rate = av_d2q(double(scan.frame_count) / scan.duration_seconds, 100000);
-  log_debug("{}: {} keyframes from the {}, {} frames, {:.3f} s", path, scan.keyframes.size(), scan.source,
+  log_debug("{}: {} keyframes ({}), {} frames, {:.3f} s", path, scan.keyframes.size(), scan.source,
             scan.frame_count, scan.duration_seconds);
   return scan;
 }

@@ -4,8 +4,11 @@
 // scan of packet headers (no decoding either way). An index that lists only
 // some keyframes (FLV, fragmented MP4 with a segment index, NUT at times) is
 // caught by reading its widest gaps and its tail, and the packets are read
-// instead.
+// instead. A large file without an index (MPEG-TS above all: a 12 GB one
+// takes 13-36 s to read through) is read only around the places a plan cuts
+// at, found by seeking: see scan_keyframes_for.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,7 +34,10 @@ struct KeyframeScan {
   // start. Empty for a stream without timestamps (a raw .h264): it cannot be
   // cut by time.
   std::vector<Keyframe> keyframes;
-  std::string source;             // "index" or "packets"
+  // "index", "packets" (every packet read) or "sampled" (scan_keyframes_for
+  // read around the cuts only: `keyframes` lists those near them and the
+  // first, frames_before and frame_count are unknown).
+  std::string source;
 };
 
 // Throws sp::Error naming the file: no_input (66) for a missing or unreadable
@@ -39,6 +45,51 @@ struct KeyframeScan {
 // read error, or keyframe times that go backwards (joined streams whose
 // clocks restart); interrupted (130) on Ctrl-C.
 KeyframeScan scan_keyframes(const std::string& path);
+
+// What choose_segments will be asked.
+struct CutRequest {
+  int segments = 0;
+  double segment_seconds = 0;
+  int warmup_frames = 0;
+};
+
+// Files without an index smaller than this are read through; larger ones are
+// sampled. The environment variable SP_SAMPLED_SCAN_MIN_BYTES overrides it
+// (0 samples every file that can be: tests use it). Throws sp::Error(usage)
+// for a value that is not a byte count.
+int64_t sampled_scan_min_bytes();
+
+// As scan_keyframes, but where the file has no index, can seek, and holds at
+// least sampled_scan_min_bytes(), only the keyframes choose_segments needs
+// for one request are read (source "sampled"): the first, and around each
+// place it looks at (a cut's target time, where a cut's warm-up begins) the
+// last one before it up to the first past it, each place reached by a seek
+// and read from a bit before it. choose_segments then cuts exactly where it
+// would from every keyframe; warm-up is estimated by time, as for an index
+// of keyframes only, where a full scan of packets would have counted frames.
+// `request` is asked of a scan that holds the file's start, duration and
+// frame rate but no keyframes yet (a default count of segments depends on
+// the duration); a null one reads every keyframe. Every packet is read
+// instead, noted in the log, where sampling cannot be trusted or would not
+// pay: the container gives no start, duration or frame rate; over 2048
+// places; a seek fails; sampling reads, or at its pace over the first
+// places would read, over a quarter of the file (64 MiB at least: GOPs
+// about as long as the segments); decode times fall somewhere in file order
+// (a clock that restarts, checked at the places read and at 32 evenly
+// spread byte positions: a restart between those goes unnoticed). Throws as
+// scan_keyframes.
+KeyframeScan scan_keyframes_for(const std::string& path,
+                                const std::function<CutRequest(const KeyframeScan&)>& request);
+
+// Where choose_segments aims its cuts: start + k * step seconds for k = 1 ..
+// last_k. Throws sp::Error(usage) unless exactly one of segments and
+// segment_seconds is > 0.
+struct CutTargets {
+  double start = 0;
+  double step = 0;
+  double last_k = 0;
+};
+CutTargets cut_targets(const KeyframeScan& scan, int segments, double segment_seconds);
 
 // Cuts at the keyframes nearest to equal shares of the duration (segments >
 // 0) or to multiples of segment_seconds (> 0) after the start, the earlier on

@@ -62,7 +62,8 @@ struct Manifest {
   int video_stream = -1;
   AVRational time_base{1, 1};  // of every pts in the segments
   double input_duration_seconds = -1;
-  std::string keyframe_source;  // "index" (the demuxer's index) or "packets" (a scan of packet headers)
+  std::string keyframe_source;  // "index" (the demuxer's index), "packets" (a scan of packet headers) or
+                                // "sampled" (packet headers read near the cuts only: see scan_keyframes_for)
 
   std::string config_path;  // as given, for messages
   std::string config_text;

@@ -60,14 +60,14 @@ class KeyframeTimes {
 };
 
 // Keyframes (indices into the scan) that begin segments 1, 2, ...: the
-// nearest to each target time, each used once. Targets are k * step seconds
-// after the start for k = 1 .. last_k; those that would pick the keyframe
-// already picked are skipped in one step, so a tiny step or a huge count
-// costs no more than the keyframes do.
-std::vector<size_t> choose_cuts(const KeyframeTimes& keyframes, double start, double step, double last_k) {
+// nearest to each target time, each used once. Targets that would pick the
+// keyframe already picked are skipped in one step, so a tiny step or a huge
+// count costs no more than the keyframes do.
+std::vector<size_t> choose_cuts(const KeyframeTimes& keyframes, const CutTargets& targets) {
+  const double start = targets.start, step = targets.step;
   std::vector<size_t> cuts;
   if (keyframes.size() < 2 || !(step > 0)) return cuts;
-  for (double k = 1; k <= last_k;) {
+  for (double k = 1; k <= targets.last_k;) {
     const size_t j = keyframes.nearest_after_first(start + k * step);
     if (cuts.empty() || j > cuts.back()) cuts.push_back(j);
     if (j + 1 == keyframes.size()) break;
@@ -84,20 +84,25 @@ std::vector<size_t> choose_cuts(const KeyframeTimes& keyframes, double start, do
 
 }  // namespace
 
-std::vector<SegmentPlan> choose_segments(const KeyframeScan& scan, int segments, double segment_seconds,
-                                         int warmup_frames) {
+CutTargets cut_targets(const KeyframeScan& scan, int segments, double segment_seconds) {
   if ((segments > 0) == (segment_seconds > 0))
     throw Error(ExitCode::usage, "segments: give either a number of segments or a segment length in seconds");
-  const KeyframeTimes keyframes(scan);
-  const double start = scan.start_seconds;
+  CutTargets targets;
+  targets.start = scan.start_seconds;
   double span = scan.duration_seconds;
-  if (!(span > 0) && keyframes.size() > 0) span = keyframes.seconds(keyframes.size() - 1) - start;
+  if (!(span > 0) && !scan.keyframes.empty())
+    span = double(scan.keyframes.back().pts) * av_q2d(scan.time_base) - targets.start;
+  targets.step = segments > 0 ? span / segments : segment_seconds;
+  targets.last_k = segments > 0 ? segments - 1 : std::ceil(span / segment_seconds) - 1;
+  return targets;
+}
 
-  std::vector<size_t> cuts;
-  if (segments > 0)
-    cuts = choose_cuts(keyframes, start, span / segments, segments - 1);
-  else
-    cuts = choose_cuts(keyframes, start, segment_seconds, std::ceil(span / segment_seconds) - 1);
+std::vector<SegmentPlan> choose_segments(const KeyframeScan& scan, int segments, double segment_seconds,
+                                         int warmup_frames) {
+  const CutTargets targets = cut_targets(scan, segments, segment_seconds);
+  const KeyframeTimes keyframes(scan);
+  const double start = targets.start;
+  const std::vector<size_t> cuts = choose_cuts(keyframes, targets);
 
   std::vector<SegmentPlan> plans(cuts.size() + 1);
   for (size_t i = 0; i < plans.size(); ++i) {

@@ -110,7 +110,12 @@ Manifest make_plan(const PlanRequest& r) {
   if (m.input_path == m.output.path || (fs::exists(m.output.path, ec) && fs::equivalent(m.input_path, m.output.path, ec)))
     throw Error(ExitCode::usage, r.output.path + ": the output is the input");
   m.input_fingerprint = fingerprint_file(m.input_path);
-  const KeyframeScan scan = scan_keyframes(m.input_path);
+  m.warmup_frames = chain_warmup_frames(config);
+  const auto cut_request = [&](const KeyframeScan& facts) {
+    const bool asked = r.segments > 0 || r.segment_seconds > 0;
+    return CutRequest{asked ? r.segments : default_segments(facts, r.jobs), r.segment_seconds, m.warmup_frames};
+  };
+  const KeyframeScan scan = scan_keyframes_for(m.input_path, cut_request);
   m.video_stream = scan.video_stream;
   m.time_base = scan.time_base;
   m.input_duration_seconds = scan.duration_seconds;
@@ -120,9 +125,8 @@ Manifest make_plan(const PlanRequest& r) {
   m.backend = r.backend;
   m.hwdec = r.hwdec;
   m.encoder = r.encoder;
-  m.warmup_frames = chain_warmup_frames(config);
-  m.segments = choose_segments(scan, r.segments > 0 || r.segment_seconds > 0 ? r.segments : default_segments(scan, r.jobs),
-                               r.segment_seconds, m.warmup_frames);
+  const CutRequest cuts = cut_request(scan);
+  m.segments = choose_segments(scan, cuts.segments, cuts.segment_seconds, cuts.warmup_frames);
   m.workdir = fs::absolute(r.workdir.empty() ? m.output.path + ".parts" : r.workdir).lexically_normal().string();
   // The same plan twice gets the same id, so its finished segments are reused.
   m.plan_id = sha256_hex(m.to_json().dump()).substr(0, 16);
