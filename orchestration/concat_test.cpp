@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <algorithm>
 #include <random>
 
@@ -69,6 +71,29 @@ std::vector<std::string> decode_times(const std::string& file) {
   return nonempty_lines(r.output);
 }
 
+// Matroska's DURATION tags with their values taken out, and those values in
+// seconds: a stream's end is a rounded time plus a rounded duration, so a
+// joined file's may differ from the single run's by a millisecond.
+std::string without_durations(const std::string& description, std::vector<double>* seconds) {
+  static const std::regex tag(R"(DURATION=(\d+):(\d+):(\d+\.\d+))");
+  std::string out;
+  auto begin = description.cbegin();
+  for (std::smatch m; std::regex_search(begin, description.cend(), m, tag); begin = m.suffix().first) {
+    out.append(begin, m[0].first);
+    out += "DURATION=~";
+    seconds->push_back(std::stod(m[1]) * 3600 + std::stod(m[2]) * 60 + std::stod(m[3]));
+  }
+  out.append(begin, description.cend());
+  return out;
+}
+
+void expect_same_description(const std::string& joined, const std::string& single) {
+  std::vector<double> joined_ends, single_ends;
+  EXPECT_EQ(without_durations(joined, &joined_ends), without_durations(single, &single_ends));
+  ASSERT_EQ(joined_ends.size(), single_ends.size());
+  for (size_t i = 0; i < joined_ends.size(); ++i) EXPECT_NEAR(joined_ends[i], single_ends[i], 0.0015) << "DURATION " << i;
+}
+
 void expect_same_as_single_run(const SplitRun& run) {
   const std::string& joined = run.manifest.output.path;
   EXPECT_FALSE(std::filesystem::exists(run.dir.file("." + std::filesystem::path(joined).filename().string() + ".partial")));
@@ -80,10 +105,10 @@ void expect_same_as_single_run(const SplitRun& run) {
   const std::vector<std::string> audio = audio_packet_hashes(run.single);
   EXPECT_GT(audio.size(), 10u);
   EXPECT_EQ(audio_packet_hashes(joined), audio) << "audio packets differ";
-  EXPECT_EQ(probe_streams(joined), probe_streams(run.single));
+  expect_same_description(probe_streams(joined), probe_streams(run.single));
   EXPECT_EQ(subtitle_packets(joined), subtitle_packets(run.single));
   // MP4's edit list and average rate come from the decode times: the single run's B-frames must be kept.
-  EXPECT_EQ(probe_video_description(joined), probe_video_description(run.single));
+  expect_same_description(probe_video_description(joined), probe_video_description(run.single));
   EXPECT_EQ(decode_times(joined), decode_times(run.single));
 }
 
