@@ -8,6 +8,7 @@ extern "C" {
 }
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -158,9 +159,15 @@ class MediaReader {
   // finalizing its output.
   bool next(MediaItem& item);
   std::optional<std::string> data_error() const { return data_error_; }
-  // Without decode_video: the latest video frame (by presentation time) read
-  // so far, with the duration decoding would have given it.
-  std::optional<FrameTime> last_video_frame() const { return last_video_frame_; }
+  // Without decode_video: the latest video frames (by presentation time)
+  // read so far, increasing, with the durations decoding would have given
+  // them; as many as the deepest reordering H.264 and HEVC allow, plus one, so
+  // that they hold the frame that any of a stream's last packets shows.
+  static constexpr size_t kLastVideoFramesKept = 17;
+  const std::vector<FrameTime>& last_video_frames() const { return last_video_frames_; }
+  std::optional<FrameTime> last_video_frame() const {
+    return last_video_frames_.empty() ? std::nullopt : std::optional(last_video_frames_.back());
+  }
 
   int64_t frames_delivered() const { return frames_delivered_; }
   // True once NVDEC delivers pictures in device memory; otherwise
@@ -220,7 +227,7 @@ class MediaReader {
   int64_t last_pts_ = AV_NOPTS_VALUE;
   int64_t last_duration_ = 0;
   int64_t default_duration_ = 1;
-  std::optional<FrameTime> last_video_frame_;
+  std::vector<FrameTime> last_video_frames_;
   int decode_errors_before_first_frame_ = 0;
   bool first_frame_seen_ = false;
   bool draining_ = false;     // flush packet sent

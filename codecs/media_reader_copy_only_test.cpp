@@ -13,21 +13,23 @@ struct VideoPacket {
   int64_t pts = 0, duration = 0;
 };
 
-// The video packet shown last, by ffprobe.
-VideoPacket last_shown_video_packet(const std::string& file) {
+// The video packets shown last, by ffprobe, in presentation order.
+std::vector<VideoPacket> last_shown_video_packets(const std::string& file, size_t count) {
   const CommandOutput r = run("ffprobe -v error -select_streams v:0 -show_entries packet=pts,duration -of csv=p=0 " +
                               quote(file), true);
-  VideoPacket last{INT64_MIN, 0};
+  std::vector<VideoPacket> packets;
   for (const std::string& line : test::nonempty_lines(r.output)) {
     VideoPacket p;
     char comma = 0;
     std::istringstream(line) >> p.pts >> comma >> p.duration;
-    if (p.pts >= last.pts) last = p;
+    packets.push_back(p);
   }
-  return last;
+  std::sort(packets.begin(), packets.end(), [](const VideoPacket& a, const VideoPacket& b) { return a.pts < b.pts; });
+  packets.erase(packets.begin(), packets.end() - std::ptrdiff_t(std::min(count, packets.size())));
+  return packets;
 }
 
-TEST(MediaReader, WithoutVideoDecodingGivesTheCopiedPacketsAndWhereTheVideoEnds) {
+TEST(MediaReader, WithoutVideoDecodingGivesTheCopiedPacketsAndTheLastFramesTimes) {
   TempDir dir;
   const std::string clip = dir.file("vfr.mp4");
   const int step_ms = 20 + int(seed_for("copy-only step") % 60);
@@ -55,18 +57,28 @@ TEST(MediaReader, WithoutVideoDecodingGivesTheCopiedPacketsAndWhereTheVideoEnds)
   ASSERT_GT(audio.size(), 10u);
   EXPECT_EQ(packets, audio);
 
-  const VideoPacket expected = last_shown_video_packet(clip);
+  const size_t kept = MediaReader::kLastVideoFramesKept;
+  const std::vector<VideoPacket> expected = last_shown_video_packets(clip, kept);
+  const std::vector<FrameTime>& last = copy_only.last_video_frames();
+  ASSERT_EQ(last.size(), kept) << "the clip has more frames";
+  ASSERT_EQ(expected.size(), kept);
+  for (size_t i = 0; i < kept; ++i) {
+    EXPECT_EQ(last[i].pts, expected[i].pts) << i;
+    EXPECT_EQ(last[i].duration, expected[i].duration) << i;
+  }
   ASSERT_TRUE(copy_only.last_video_frame());
-  EXPECT_EQ(copy_only.last_video_frame()->pts, expected.pts);
-  EXPECT_EQ(copy_only.last_video_frame()->duration, expected.duration);
+  EXPECT_EQ(copy_only.last_video_frame()->pts, expected.back().pts);
 
-  // As the decoding reader gives the last picture.
-  FrameTime last_decoded{INT64_MIN, 0};
+  // As the decoding reader gives the last pictures.
+  std::vector<FrameTime> decoded;
   while (decoding.next(item))
-    if (item.kind == MediaItem::Kind::video && item.frame.pts >= last_decoded.pts)
-      last_decoded = {item.frame.pts, item.frame.duration};
-  EXPECT_EQ(copy_only.last_video_frame()->pts, last_decoded.pts);
-  EXPECT_EQ(copy_only.last_video_frame()->duration, last_decoded.duration);
+    if (item.kind == MediaItem::Kind::video) decoded.push_back({item.frame.pts, item.frame.duration});
+  ASSERT_GE(decoded.size(), kept);
+  for (size_t i = 0; i < kept; ++i) {
+    const FrameTime& d = decoded[decoded.size() - kept + i];
+    EXPECT_EQ(last[i].pts, d.pts) << i;
+    EXPECT_EQ(last[i].duration, d.duration) << i;
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -106,8 +107,16 @@ bool MediaReader::keep_packet(AVPacket* packet) {
 void MediaReader::note_video_packet(const AVPacket* packet) {
   if (packet->pts == AV_NOPTS_VALUE) return;
   const int64_t pts = packet->pts - av_rescale_q(shift_us_, AV_TIME_BASE_Q, video_.time_base);
-  if (last_video_frame_ && pts < last_video_frame_->pts) return;
-  last_video_frame_ = FrameTime{pts, packet->duration > 0 ? packet->duration : default_duration_};
+  std::vector<FrameTime>& last = last_video_frames_;
+  if (last.size() == kLastVideoFramesKept && pts < last.front().pts) return;
+  const FrameTime frame{pts, packet->duration > 0 ? packet->duration : default_duration_};
+  auto at = std::lower_bound(last.begin(), last.end(), pts, [](const FrameTime& f, int64_t t) { return f.pts < t; });
+  if (at != last.end() && at->pts == pts) {
+    *at = frame;
+    return;
+  }
+  last.insert(at, frame);
+  if (last.size() > kLastVideoFramesKept) last.erase(last.begin());
 }
 
 // Formats made of fixed-size units whose demuxers drop a partial last unit

@@ -7,6 +7,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <climits>
 
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
@@ -76,6 +77,10 @@ void tag_colors(AVCodecContext* c, PixelFormat format, ColorSpec color, const Vi
 
 bool container_keeps_constant_rate(const AVOutputFormat* format) {
   return !(format->flags & (AVFMT_VARIABLE_FPS | AVFMT_NOTIMESTAMPS)) && !is_mov_family(format);
+}
+
+bool container_keeps_reordering(const AVOutputFormat* format) {
+  return !is_named(format, "avi") && !is_named(format, "nut");
 }
 
 AVRational writer_video_time_base(const AVOutputFormat* format, AVCodecID codec, AVRational input_time_base,
@@ -148,7 +153,11 @@ void MediaWriter::open_output(const std::vector<CopyStream>& copy_streams, const
   o.low_latency = options_.low_latency;
   o.live_pipe_bytes = 2 * plane_layout(encoder_format_, output_size_.width, output_size_.height).total_bytes();
   o.metadata_tags = options_.metadata_tags;
-  const MuxedVideo video{parameters.get(), encoder_time_base_, encoder_->framerate, encoder_->sample_aspect_ratio};
+  AVRational offset{0, 1};
+  if (!av_reduce(&offset.num, &offset.den, segment_timestamp_offset_ * encoder_time_base_.num, encoder_time_base_.den,
+                 INT_MAX))
+    throw Error(ExitCode::internal, name_ + ": the timestamp offset is no exact fraction of a second");
+  const MuxedVideo video{parameters.get(), encoder_time_base_, encoder_->framerate, encoder_->sample_aspect_ratio, offset};
   muxer_ = std::make_unique<Muxer>(o, video, copy_streams, metadata);
   for (const std::string& w : muxer_->warnings()) warnings_.push_back(w);
 }
@@ -217,11 +226,8 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
     use_device_frames();
   }
   if (codec->id == AV_CODEC_ID_FFV1) av_dict_set(&opts, "level", "3", 0);  // sliced: multithreaded, CRC-checked
-  // Reordered frames break timing in two containers: AVI stores decode order
-  // only (frames would play late by the reorder delay), and NUT cannot store
-  // the negative decode times of the first reordered frames, so the muxer
-  // would move every stream later by that delay.
-  if (is_named(f, "avi") || is_named(f, "nut")) c->max_b_frames = 0;
+  const bool segment_keeps_b_frames = options_.segment_keeps_b_frames && is_named(f, "nut");
+  if (!container_keeps_reordering(f) && !segment_keeps_b_frames) c->max_b_frames = 0;
   if (options_.low_latency) {
     if (has_option(codec, "tune", &type) && type == AV_OPT_TYPE_STRING &&
         (codec->id == AV_CODEC_ID_H264 || codec->id == AV_CODEC_ID_HEVC)) {
@@ -239,6 +245,7 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
   if (r < 0)
     fail(r == AVERROR(ENOMEM) ? ExitCode::internal : ExitCode::usage,
          std::string("cannot open the ") + codec->name + " encoder", r);
+  if (segment_keeps_b_frames) segment_timestamp_offset_ = c->has_b_frames;
 }
 
 }  // namespace sp

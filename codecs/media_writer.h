@@ -39,6 +39,11 @@ struct OutputOptions {
   EncoderChoice encoder = EncoderChoice::software;
   bool gpu_in_use = false;  // the CUDA backend runs: NVENC may join its context
   std::vector<std::pair<std::string, std::string>> metadata_tags;  // set on the container, after the input's
+  // NUT only: the segment of a --jobs run whose joined output keeps the
+  // encoder's B-frames (container_keeps_reordering). They stay here too, and
+  // every timestamp moves later by the encoder's reorder delay in ticks, as
+  // the stream's kTimestampOffsetTag says, so that no decode time is negative.
+  bool segment_keeps_b_frames = false;
 };
 
 // What an OutputOptions resolves to; preflight and the writer share it.
@@ -62,6 +67,11 @@ void check_output_path(const std::string& url, const OutputPlan& plan, bool over
 // Containers that store frames on a constant-rate grid (AVI & co.): a writer
 // rounds frame times to 1/frame rate for them.
 bool container_keeps_constant_rate(const AVOutputFormat* format);
+// Containers a writer keeps the encoder's B-frames in: not AVI (decode order
+// only: frames would play late by the reorder delay) nor NUT (it cannot store
+// the negative decode times of the first reordered frames, so its muxer would
+// move every stream later by that delay).
+bool container_keeps_reordering(const AVOutputFormat* format);
 // The time base a writer encodes video in for this container and codec: the
 // input's where the container keeps any timestamps (frame times stay exact),
 // else 1/frame rate (a codec that stores it in 16 bits gets the rate's, or ms).
@@ -139,6 +149,7 @@ class MediaWriter {
   void publish_output();
   void drain_encoder();
   void write_muxed(AVPacket* packet);
+  void offset_for_segment(AVPacket* packet) const;
   void warn(const std::string& message);
   [[noreturn]] void fail(ExitCode code, const std::string& what, int error);
   bool write_raw_in_place(const PlanarView& picture, int64_t pts, int64_t duration, std::shared_ptr<void>& owner);
@@ -171,6 +182,8 @@ class MediaWriter {
   int64_t last_encoder_pts_ = INT64_MIN;
   int64_t first_input_pts_ = INT64_MIN, first_encoder_pts_ = 0;  // constant-rate grid anchor
   int64_t frames_written_ = 0;
+  int64_t video_packets_muxed_ = 0;
+  int64_t segment_timestamp_offset_ = 0;  // encoder ticks (see OutputOptions::segment_keeps_b_frames)
   bool adjusted_pts_warned_ = false;
   bool rounded_warned_ = false;
   bool extra_images_warned_ = false;

@@ -183,7 +183,10 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
   video_stream_->time_base = video.time_base;
   video_stream_->avg_frame_rate = video.frame_rate;
   video_stream_->sample_aspect_ratio = video.sample_aspect_ratio;
-  if (is_named(plan.format, "nut")) tag_video_parameters(*video.codecpar, &video_stream_->metadata);
+  if (is_named(plan.format, "nut")) {
+    tag_video_parameters(*video.codecpar, &video_stream_->metadata);
+    if (video.timestamp_offset.num != 0) tag_timestamp_offset(video.timestamp_offset, &video_stream_->metadata);
+  }
 
   output_index_.clear();
   input_time_bases_.clear();

@@ -33,6 +33,7 @@ struct MuxedVideo {
   AVRational time_base{1, 1};   // asked of the muxer, which may choose another: see Muxer::video_stream()
   AVRational frame_rate{0, 1};  // nominal (avg_frame_rate); 0/1: unknown
   AVRational sample_aspect_ratio{0, 1};
+  AVRational timestamp_offset{0, 1};  // seconds added to every video timestamp; tagged in NUT (kTimestampOffsetTag)
 };
 
 struct MuxerOptions {

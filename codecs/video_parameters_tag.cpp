@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "codecs/ffmpeg_util.h"
 #include "pipeline/errors.h"
@@ -70,6 +72,30 @@ bool restore_video_parameters(const AVDictionary* stream_metadata, AVCodecParame
   }
   *parameters = restored;
   return true;
+}
+
+void tag_timestamp_offset(AVRational seconds, AVDictionary** stream_metadata) {
+  const std::string text = fmt::format("{}/{}", seconds.num, seconds.den);
+  if (av_dict_set(stream_metadata, kTimestampOffsetTag, text.c_str(), 0) < 0) throw std::bad_alloc();
+}
+
+int64_t tagged_timestamp_offset(const AVDictionary* stream_metadata, AVRational time_base) {
+  const AVDictionaryEntry* tag = av_dict_get(stream_metadata, kTimestampOffsetTag, nullptr, 0);
+  if (!tag) return 0;
+  const char* text = tag->value;
+  const char* end = text + std::strlen(text);
+  int64_t num = 0, den = 0;
+  const auto [slash, num_error] = std::from_chars(text, end, num);
+  const bool read = num_error == std::errc() && slash != end && *slash == '/' &&
+                    std::from_chars(slash + 1, end, den).ptr == end;
+  if (!read || num < 0 || den <= 0 || num > INT32_MAX || den > INT32_MAX)
+    throw Error(ExitCode::data_error, fmt::format("unreadable {} tag '{}'", kTimestampOffsetTag, text));
+  // num/den seconds in ticks of time_base: num * tb.den / (den * tb.num), each product within 63 bits.
+  const int64_t scaled = num * time_base.den, tick = den * time_base.num;
+  if (tick <= 0 || scaled % tick != 0)
+    throw Error(ExitCode::data_error, fmt::format("{} tag '{}' is no whole number of ticks of {}/{} s",
+                                                  kTimestampOffsetTag, text, time_base.num, time_base.den));
+  return scaled / tick;
 }
 
 }  // namespace sp

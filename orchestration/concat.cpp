@@ -14,6 +14,7 @@
 #include "codecs/media_reader.h"
 #include "codecs/muxer.h"
 #include "codecs/video_parameters_tag.h"
+#include "orchestration/joined_video.h"
 #include "orchestration/segment_file.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
@@ -75,66 +76,6 @@ AVRational output_time_base(const OutputPlan& plan, const std::string& output, c
   return writer_video_time_base(plan.format, codec, input.time_base, input.frame_rate);
 }
 
-// The segments' video packets one after the other, in the output's time
-// base, one read ahead so that the last one is known.
-class JoinedVideo {
- public:
-  // The k-th segment to join; nullopt after the last one. It may block until
-  // that segment is finished.
-  using Segments = std::function<std::optional<SegmentToJoin>(size_t k)>;
-
-  JoinedVideo(Segments segments, AVRational output_time_base)
-      : segments_(std::move(segments)), time_base_(output_time_base), ahead_(make_packet()) {
-    have_ahead_ = read(ahead_.get());
-  }
-
-  // False after the last packet of the last segment.
-  bool next(AVPacket* packet) {
-    if (!have_ahead_) return false;
-    av_packet_move_ref(packet, ahead_.get());
-    have_ahead_ = read(ahead_.get());
-    return true;
-  }
-  bool at_end() const { return !have_ahead_; }    // the latest packet was the last one
-  int64_t end() const { return end_; }  // of the latest frame read, in the output's time base
-
- private:
-  bool read(AVPacket* packet) {
-    for (;;) {
-      if (!file_) {
-        const std::optional<SegmentToJoin> s = segments_(next_segment_++);
-        if (!s) return false;
-        file_ = std::make_unique<SegmentFile>(s->index, s->path);
-      }
-      if (file_->read(packet)) break;
-      file_.reset();
-    }
-    av_packet_rescale_ts(packet, file_->video().time_base, time_base_);
-    // NUT stores no decode times: the demuxer derives them (equal to the
-    // presentation times without reordering).
-    if (packet->dts == AV_NOPTS_VALUE) packet->dts = packet->pts;
-    // Each segment's encoder started its own reorder delay: a decode time at
-    // a seam may fall before the previous segment's last one.
-    if (last_dts_ != AV_NOPTS_VALUE && packet->dts <= last_dts_) packet->dts = last_dts_ + 1;
-    if (packet->dts > packet->pts)
-      throw Error(ExitCode::data_error, fmt::format("{}: its first frames are shown before the previous segment's "
-                                                    "last ones are decoded (pts {}, dts {})", file_->name(),
-                                                    packet->pts, packet->dts));
-    last_dts_ = packet->dts;
-    end_ = std::max(end_, packet->pts + std::max<int64_t>(packet->duration, 0));
-    return true;
-  }
-
-  Segments segments_;
-  AVRational time_base_;
-  size_t next_segment_ = 0;
-  std::unique_ptr<SegmentFile> file_;
-  PacketPtr ahead_;
-  bool have_ahead_ = false;
-  int64_t last_dts_ = AV_NOPTS_VALUE;
-  int64_t end_ = INT64_MIN;
-};
-
 // A copied packet's time for interleaving (dts, else pts); nullopt if it has none.
 std::optional<int64_t> copied_time(const AVPacket* p) {
   if (p->dts != AV_NOPTS_VALUE) return p->dts;
@@ -149,13 +90,15 @@ AVRational time_base_of(const std::vector<CopyStream>& streams, int index) {
 }
 
 // NUT keeps no durations, and its demuxer guesses them from the frame rate. A
-// single run gives the input's last frame the input's duration: only the last
-// one counts (containers time the others by the next frame's start).
+// single run gives each frame its input frame's duration, of which only the
+// last ones count (containers time the others by the next frame's start): the
+// last frame's, and in MP4 the last packet's, which shows one of the last
+// reorder delay + 1 frames.
 void take_input_duration(AVPacket* frame, const MediaReader& input, AVRational video_tb) {
-  const std::optional<FrameTime> last = input.last_video_frame();
   const AVRational input_tb = input.video().time_base;
-  if (last && av_rescale_q(last->pts, input_tb, video_tb) == frame->pts)
-    frame->duration = std::max<int64_t>(1, av_rescale_q(last->duration, input_tb, video_tb));
+  for (const FrameTime& f : input.last_video_frames())
+    if (av_rescale_q(f.pts, input_tb, video_tb) == frame->pts)
+      frame->duration = std::max<int64_t>(1, av_rescale_q(f.duration, input_tb, video_tb));
 }
 
 struct Joined {
@@ -163,9 +106,10 @@ struct Joined {
 };
 
 // Video and copied packets interleaved by time. With the whole video the last
-// frame waits for the end of the input, to take its duration from there (a
-// single run's encoder also gives its last packets after the input's end).
-// With only a prefix, copied packets starting after the video's end are left out.
+// frames (in decode order: any of them may be the one shown last) wait for
+// the end of the input, to take its duration from there (a single run's
+// encoder also gives its last packets after the input's end). With only a
+// prefix, copied packets starting after the video's end are left out.
 Joined join(JoinedVideo& video, MediaReader& input, Muxer& muxer, bool whole_video) {
   const AVRational video_tb = muxer.video_stream()->time_base;
   const std::vector<CopyStream>& streams = input.copy_streams();
@@ -177,12 +121,12 @@ Joined join(JoinedVideo& video, MediaReader& input, Muxer& muxer, bool whole_vid
   std::vector<int> streams_past_end;
   while ((have_frame || have_copied) && !interrupted()) {
     bool copied_first = have_copied;
-    if (have_copied && have_frame && !(whole_video && video.at_end())) {
+    if (have_copied && have_frame && !(whole_video && video.in_last_frames())) {
       const std::optional<int64_t> t = copied_time(copied.packet);
       copied_first = !t || av_compare_ts(*t, time_base_of(streams, copied.packet->stream_index), frame->dts, video_tb) < 0;
     }
     if (!copied_first) {
-      if (whole_video && video.at_end()) take_input_duration(frame.get(), input, video_tb);
+      if (whole_video && video.in_last_frames()) take_input_duration(frame.get(), input, video_tb);
       muxer.write_video(frame.get());
       ++joined.frames;
       have_frame = video.next(frame.get());
@@ -220,10 +164,11 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
   input_options.decode_video = false;
   MediaReader input(input_options);
   ParametersPtr video_parameters;
-  AVRational time_base;
+  AVRational time_base, segment_time_base;
   {
     const SegmentFile first_file(first.index, first.path);
     time_base = output_time_base(plan, output, first_file.video(), input.video());
+    segment_time_base = first_file.video().time_base;
     video_parameters = output_video_parameters(first_file);
   }
   MuxerOptions muxer_options;
@@ -235,7 +180,8 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
   Muxer muxer(muxer_options, video, input.copy_streams(), input.metadata());
   ConcatResult result;
   try {
-    JoinedVideo joined_video(std::move(segments), muxer.video_stream()->time_base);
+    JoinedVideo joined_video(std::move(segments), segment_time_base, video_parameters->video_delay,
+                             muxer.video_stream()->time_base);
     const Joined joined = join(joined_video, input, muxer, whole_video);
     muxer.finish();
     std::error_code ec;

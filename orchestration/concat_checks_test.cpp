@@ -10,6 +10,7 @@
 #include <random>
 #include <utility>
 
+#include "codecs/video_parameters_tag.h"
 #include "orchestration/concat.h"
 #include "orchestration/concat_test_util.h"
 #include "pipeline/errors.h"
@@ -127,6 +128,21 @@ TEST_F(ConcatChecks, TruncatedSegment) {
   const auto size = fs::file_size(manifest_.segment_path(k));
   fs::resize_file(manifest_.segment_path(k), size / 4 + rng_() % (size / 2));
   expect_refused(ExitCode::data_error, {named(k), "incomplete"});
+}
+
+// The offset a worker that kept B-frames moves a segment's times by: one the
+// concat cannot take back exactly would misplace every frame of the segment.
+TEST_F(ConcatChecks, SegmentWithAnUnreadableTimestampOffset) {
+  const int k = random_segment(0, segments() - 1);
+  const char* bad[] = {"x", "-1/25", "1/0", "1/7", "2/"};
+  const std::string value = bad[rng_() % std::size(bad)];
+  const std::string retagged = dir_.file("retagged.nut");
+  const CommandResult r = ffmpeg("-i " + shell_quote(manifest_.segment_path(k)) + " -map 0 -c copy -metadata:s:v:0 " +
+                                 kTimestampOffsetTag + "=" + shell_quote(value) + " " + shell_quote(retagged));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::rename(retagged, manifest_.segment_path(k));
+  SCOPED_TRACE(value);
+  expect_refused(ExitCode::data_error, {named(k), kTimestampOffsetTag, "'" + value + "'"});
 }
 
 TEST_F(ConcatChecks, ChangedInput) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "orchestration/manifest.h"
+#include "orchestration/segment_file.h"
 #include "orchestration/transcode.h"
 #include "pipeline/stage.h"
 #include "pipeline/stage_chain.h"
@@ -181,6 +182,7 @@ inline void run_segment(const Manifest& m, int index, const std::vector<StageSpe
   o.output.url = m.partial_segment_path(index);
   o.output.format = kSegmentFormat;
   o.output.metadata_tags = {{kPlanIdTag, m.plan_id}, {kSegmentIndexTag, std::to_string(index)}};
+  o.output.segment_keeps_b_frames = segments_keep_b_frames(m);
   RunStats stats;
   ASSERT_EQ(run_transcode(o, stats), 0) << "segment " << index;
   if (!leave_partial) std::filesystem::rename(m.partial_segment_path(index), m.segment_path(index));

@@ -32,8 +32,16 @@ SegmentFile::SegmentFile(int index, const std::string& path)
 void SegmentFile::check_opened() {
   // A worker's tag holds what probing would decode a 1080p picture or more
   // to learn (about 50 ms a file, twice per segment).
-  const bool tagged = context_->nb_streams == 1 &&
-                      restore_video_parameters(context_->streams[0]->metadata, context_->streams[0]->codecpar);
+  bool tagged = false;
+  try {
+    if (context_->nb_streams == 1) {
+      const AVStream& video = *context_->streams[0];
+      tagged = restore_video_parameters(video.metadata, video.codecpar);
+      timestamp_offset_ = tagged_timestamp_offset(video.metadata, video.time_base);
+    }
+  } catch (const Error& e) {
+    fail(std::string("has a bad tag: ") + e.what());
+  }
   if (!tagged) {
     const int r = avformat_find_stream_info(context_, nullptr);
     if (r < 0) fail("has unreadable stream parameters: " + av_error_text(r));
@@ -66,6 +74,8 @@ bool SegmentFile::read(AVPacket* packet) {
   if (r == AVERROR_EOF) return false;
   if (r < 0) fail("cannot be read: " + av_error_text(r));
   if (packet->flags & AV_PKT_FLAG_CORRUPT) fail("has a corrupt packet");
+  if (packet->pts != AV_NOPTS_VALUE) packet->pts -= timestamp_offset_;
+  if (packet->dts != AV_NOPTS_VALUE) packet->dts -= timestamp_offset_;
   return true;
 }
 
@@ -124,6 +134,11 @@ void SegmentChecker::check_format(const SegmentFile& file) {
     throw Error(ExitCode::data_error, fmt::format("{} is {}, {} is {}", file.name(), describe(p), *first_, describe(f)));
   if (!same_extradata(p, f))
     throw Error(ExitCode::data_error, fmt::format("{} has other codec setup data (extradata) than {}", file.name(), *first_));
+  // The concat derives decode times from the presentation times, by one
+  // reorder delay for the whole output.
+  if (p.video_delay != f.video_delay)
+    throw Error(ExitCode::data_error, fmt::format("{} reorders frames {} deep, {} {} deep", file.name(), p.video_delay,
+                                                  *first_, f.video_delay));
   const AVRational tb = file.video().time_base;
   if (av_cmp_q(tb, first_time_base_) != 0)
     throw Error(ExitCode::data_error, fmt::format("{} has time base {}/{}, {} has {}/{}", file.name(), tb.num, tb.den,
@@ -211,6 +226,10 @@ std::vector<SegmentToJoin> segments_to_join(const Manifest& manifest, bool finis
     throw Error(ExitCode::no_input, fmt::format("segment 0 ({}) has no frames yet: nothing to join",
                                                 manifest.partial_segment_path(0)));
   return chosen;
+}
+
+bool segments_keep_b_frames(const Manifest& manifest) {
+  return container_keeps_reordering(plan_container(manifest.output.path, manifest.output.format).format);
 }
 
 }  // namespace sp

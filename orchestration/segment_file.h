@@ -28,7 +28,9 @@ class SegmentFile {
 
   const AVStream& video() const { return *context_->streams[0]; }
   const AVDictionary* tags() const { return context_->metadata; }
-  // The next packet (its own reference); false at the end of the file.
+  // The next packet (its own reference); false at the end of the file. Its
+  // times are the encoder's, less the offset a writer that kept B-frames
+  // added (kTimestampOffsetTag); decode times only where the demuxer derives them.
   bool read(AVPacket* packet);
   // "segment 3 (/work/segment_0003.nut)"
   const std::string& name() const { return name_; }
@@ -39,6 +41,7 @@ class SegmentFile {
 
   std::string name_;
   AVFormatContext* context_ = nullptr;
+  int64_t timestamp_offset_ = 0;  // in the stream's time base
   std::unique_ptr<FfmpegLogWatch> log_watch_;  // last: stops watching before the context goes
 };
 
@@ -82,5 +85,9 @@ class SegmentChecker {
 // no_input for a missing or unfinished one, data_error for one that is not
 // this plan's segment, differs from segment 0 or has frames outside its range.
 std::vector<SegmentToJoin> segments_to_join(const Manifest& manifest, bool finished_prefix_only);
+
+// Whether a worker keeps the encoder's B-frames in its segment: where a
+// single run into the plan's output would (OutputOptions::segment_keeps_b_frames).
+bool segments_keep_b_frames(const Manifest& manifest);
 
 }  // namespace sp

@@ -67,6 +67,23 @@ std::vector<double> video_frame_times(const std::string& file) {
   return times;
 }
 
+VideoPacketTimes video_packet_times(const std::string& file) {
+  VideoPacketTimes v;
+  const CommandResult stream = run_command("ffprobe -v error -select_streams v:0 -show_entries stream=has_b_frames "
+                                           "-of csv=p=0 " + shell_quote(file));
+  if (stream.exit_code != 0) return v;
+  v.has_b_frames = std::stoi(stream.output);
+  const CommandResult packets = run_command("ffprobe -v error -select_streams v:0 -show_entries packet=pts,dts "
+                                            "-of csv=p=0 " + shell_quote(file));
+  for (const std::string& line : nonempty_lines(packets.output)) {
+    const size_t comma = line.find(',');
+    v.pts.push_back(std::stoll(line.substr(0, comma)));
+    const std::string dts = line.substr(comma + 1);
+    v.dts.push_back(dts == "N/A" ? std::nullopt : std::optional(std::stoll(dts)));
+  }
+  return v;
+}
+
 std::vector<std::string> audio_packet_hashes(const std::string& file) {
   const CommandResult r = run_command("ffmpeg -v error -i " + shell_quote(file) +
                                       " -map 0:a -c copy -f framemd5 -");

@@ -1,5 +1,7 @@
 #pragma once
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,5 +47,15 @@ std::vector<std::string> audio_packet_hashes(const std::string& file);
 int decoded_video_frames(const std::string& file);
 // framemd5 of every decoded picture of the first video stream.
 std::string video_md5s(const std::string& file);
+
+// The first video stream's reorder delay (has_b_frames) and its packets'
+// times in decode order, in its time base; a decode time the demuxer does not
+// give (Matroska's first ones) is none.
+struct VideoPacketTimes {
+  int has_b_frames = -1;
+  std::vector<int64_t> pts;
+  std::vector<std::optional<int64_t>> dts;
+};
+VideoPacketTimes video_packet_times(const std::string& file);
 
 }  // namespace sp::test

@@ -1,0 +1,76 @@
+#include "orchestration/joined_video.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "pipeline/errors.h"
+
+namespace sp {
+
+JoinedVideo::JoinedVideo(Segments segments, AVRational segment_time_base, int reorder_delay,
+                         AVRational output_time_base)
+    : segments_(std::move(segments)),
+      segment_time_base_(segment_time_base),
+      time_base_(output_time_base),
+      reorder_delay_(std::max(reorder_delay, 0)),
+      decode_times_(reorder_delay_) {
+  read_ahead();
+}
+
+JoinedVideo::~JoinedVideo() = default;
+
+bool JoinedVideo::read(AVPacket* packet) {
+  for (;;) {
+    if (!file_) {
+      const std::optional<SegmentToJoin> s = segments_(next_segment_++);
+      if (!s) return false;
+      file_ = std::make_unique<SegmentFile>(s->index, s->path);
+      names_.push_back(file_->name());
+    }
+    if (file_->read(packet)) break;
+    file_.reset();
+  }
+  if (packet->pts == AV_NOPTS_VALUE)
+    throw Error(ExitCode::data_error, fmt::format("{} has a frame without a timestamp", file_->name()));
+  av_packet_rescale_ts(packet, file_->video().time_base, segment_time_base_);
+  const int64_t duration = std::max<int64_t>(av_rescale_q(packet->duration, segment_time_base_, time_base_), 0);
+  end_ = std::max(end_, av_rescale_q(packet->pts, segment_time_base_, time_base_) + duration);
+  return true;
+}
+
+// Up to the next packet's decode time and reorder delay + 1 packets after
+// it, so that the last ones are known as such.
+void JoinedVideo::read_ahead() {
+  while (!segments_done_ && (ahead_.size() < size_t(reorder_delay_) + 2 || !decode_times_.ready())) {
+    PacketPtr packet = make_packet();
+    if (!read(packet.get())) {
+      segments_done_ = true;
+      decode_times_.finish();
+      return;
+    }
+    decode_times_.add(packet->pts);
+    ahead_.push_back({std::move(packet), names_.size() - 1});
+  }
+}
+
+bool JoinedVideo::next(AVPacket* packet) {
+  read_ahead();
+  if (ahead_.empty()) return false;
+  const size_t segment = ahead_.front().segment;
+  av_packet_move_ref(packet, ahead_.front().packet.get());
+  ahead_.pop_front();
+  packet->dts = decode_times_.take();
+  av_packet_rescale_ts(packet, segment_time_base_, time_base_);
+  // A coarser output clock (Matroska's ms) may round two decode times into one.
+  if (last_dts_ != AV_NOPTS_VALUE && packet->dts <= last_dts_) packet->dts = last_dts_ + 1;
+  if (packet->dts > packet->pts)
+    throw Error(ExitCode::data_error,
+                fmt::format("{}: a frame is shown before it can be decoded (pts {}, dts {}): it reorders frames "
+                            "deeper than its stream says ({})",
+                            names_[segment], packet->pts, packet->dts, reorder_delay_));
+  last_dts_ = packet->dts;
+  return true;
+}
+
+}  // namespace sp
