@@ -29,9 +29,8 @@ TEST(SegmentsE2E, SampledTransportStreamPlanRunEqualsSingleRun) {
   spec.bframes = int(rng() % 4);
   spec.open_gop = rng() % 2;
   spec.audio = true;
-  // Later than MPEG-TS's 1.4 s. Not across the 33-bit wrap: FFmpeg gives the
-  // frames before it negative times, which segment files do not keep (a
-  // full-scan plan fails there too); SampledScan tests plan across it.
+  // Later than MPEG-TS's 1.4 s. Across the 33-bit wrap:
+  // TransportStreamWithClockWrapRunEqualsSingleRun (ts_wrap_e2e_test.cpp).
   const double offset = double(rng() % 10000) / 100;
   spec.extra = fmt::format("-output_ts_offset {:.2f}", offset);
   SCOPED_TRACE(fmt::format("{} s, GOP {}, {} B-frames, open GOP {}, offset {:.2f}", spec.seconds, spec.gop,
