@@ -23,12 +23,7 @@ namespace {
 TEST(SegmentsE2E, SampledTransportStreamPlanRunEqualsSingleRun) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
-  ClipSpec spec;
-  spec.seconds = 6 + double(rng() % 40) / 10;
-  spec.gop = 5 + int(rng() % 25);
-  spec.bframes = int(rng() % 4);
-  spec.open_gop = rng() % 2;
-  spec.audio = true;
+  ClipSpec spec = random_three_segment_spec(rng);
   // Later than MPEG-TS's 1.4 s. Across the 33-bit wrap:
   // TransportStreamWithClockWrapRunEqualsSingleRun (ts_wrap_e2e_test.cpp).
   const double offset = double(rng() % 10000) / 100;

@@ -24,12 +24,7 @@ constexpr double kTransportStreamStart = 1.4;
 TEST(SegmentsE2E, TransportStreamWithClockWrapRunEqualsSingleRun) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
-  ClipSpec spec;
-  spec.seconds = 6 + double(rng() % 40) / 10;
-  spec.gop = 5 + int(rng() % 25);
-  spec.bframes = int(rng() % 4);
-  spec.open_gop = rng() % 2;
-  spec.audio = true;
+  ClipSpec spec = random_three_segment_spec(rng);
   // The wrap at least a second from either end, in any segment.
   const double wrap_at = 1 + double(rng() % int((spec.seconds - 2) * 100)) / 100;
   const double offset = kWrapSeconds - kTransportStreamStart - wrap_at;
