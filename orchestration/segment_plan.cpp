@@ -10,6 +10,7 @@ extern "C" {
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -81,13 +82,34 @@ int default_segments(const KeyframeScan& scan, int jobs) {
 
 }  // namespace
 
-int chain_warmup_frames(const Config& config) {
-  int frames = 0;
+namespace {
+
+void for_each_stage(const Config& config, const std::function<void(const StageConfig&, const Stage&)>& visit) {
   for (const StageConfig& s : config.stages) {
     const StageDescriptor* d = StageRegistry::instance().find(s.name);
     if (!d) throw Error(ExitCode::internal, "stage '" + s.name + "' is not linked in");
-    frames += d->create(s.params)->warmup_frames();
+    visit(s, *d->create(s.params));
   }
+}
+
+// Said once per plan, so that a user who wants no visible seam knows to run
+// one segment before the workers spend the time.
+void warn_of_state_lost_at_seams(const std::string& config_path, const Config& config, size_t segments) {
+  if (segments < 2) return;
+  const std::string where = segments == 2 ? "the seam" : fmt::format("each of the {} seams", segments - 1);
+  for_each_stage(config, [&](const StageConfig& s, const Stage& stage) {
+    const std::string lost = stage.state_lost_at_seams();
+    if (!lost.empty())
+      log_warning("{}:{}: {}: {} restarts at {}, as at a scene cut; one segment (no --jobs) keeps it", config_path,
+                  s.line, s.name, lost, where);
+  });
+}
+
+}  // namespace
+
+int chain_warmup_frames(const Config& config) {
+  int frames = 0;
+  for_each_stage(config, [&](const StageConfig&, const Stage& stage) { frames += stage.warmup_frames(); });
   return frames;
 }
 
@@ -127,6 +149,7 @@ Manifest make_plan(const PlanRequest& r) {
   m.encoder = r.encoder;
   const CutRequest cuts = cut_request(scan);
   m.segments = choose_segments(scan, cuts.segments, cuts.segment_seconds, cuts.warmup_frames);
+  warn_of_state_lost_at_seams(r.config_path, config, m.segments.size());
   m.workdir = fs::absolute(r.workdir.empty() ? m.output.path + ".parts" : r.workdir).lexically_normal().string();
   // The same plan twice gets the same id, so its finished segments are reused.
   m.plan_id = sha256_hex(m.to_json().dump()).substr(0, 16);

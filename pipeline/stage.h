@@ -55,6 +55,10 @@ class Stage {
   // rather than a cold start: a segment worker runs this many frames before
   // its first one and discards their output. 0 for stages without state.
   virtual int warmup_frames() const { return 0; }
+  // State that no warm-up brings back, so that it restarts at each seam of a
+  // segment-parallel run as at a scene cut; a plan of several segments says
+  // so once. Empty where warm-up recovers the state.
+  virtual std::string state_lost_at_seams() const { return {}; }
 
   // Bytes the stage must read and write per frame at its configured size, for
   // the bench's bandwidth floor. Default: read input once, write output once.

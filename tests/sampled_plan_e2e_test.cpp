@@ -20,7 +20,7 @@ namespace {
 
 // Pencil's tone smoothing needs a warm-up, so the sampled scan also reads
 // where each segment's warm-up begins.
-TEST(SegmentsE2E, SampledTransportStreamPlanRunEqualsSingleRun) {
+TEST(SampledPlanE2E, TransportStreamRunEqualsSingleRun) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
   ClipSpec spec = random_three_segment_spec(rng);

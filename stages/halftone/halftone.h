@@ -56,6 +56,7 @@ class HalftoneStage final : public Stage {
 #endif
   bool is_temporal() const override { return true; }
   int warmup_frames() const override;
+  std::string state_lost_at_seams() const override { return "the dot arrangement (chaotic: no warm-up leads back to it)"; }
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 

@@ -27,6 +27,7 @@ class ColourHalftoneStage final : public Stage {
 #endif
   bool is_temporal() const override { return true; }
   int warmup_frames() const override;
+  std::string state_lost_at_seams() const override { return channels_[0]->state_lost_at_seams(); }
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 

@@ -119,6 +119,9 @@ class LowpolyStage final : public Stage {
   // them until its edges change): warm-up can't reproduce them, so a segment
   // starts its mesh afresh, as at a scene cut.
   int warmup_frames() const override { return ema_warmup_frames(settings_.color_smoothing); }
+  std::string state_lost_at_seams() const override {
+    return settings_.temporal ? "the kept vertices (temporal: true)" : std::string();
+  }
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 
