@@ -25,7 +25,7 @@ TEST(SampledPlanE2E, TransportStreamRunEqualsSingleRun) {
   TempDir dir;
   ClipSpec spec = random_three_segment_spec(rng);
   // Later than MPEG-TS's 1.4 s. Across the 33-bit wrap:
-  // TransportStreamWithClockWrapRunEqualsSingleRun (ts_wrap_e2e_test.cpp).
+  // ClockWrapE2E (ts_wrap_e2e_test.cpp).
   const double offset = double(rng() % 10000) / 100;
   spec.extra = fmt::format("-output_ts_offset {:.2f}", offset);
   SCOPED_TRACE(fmt::format("{} s, GOP {}, {} B-frames, open GOP {}, offset {:.2f}", spec.seconds, spec.gop,

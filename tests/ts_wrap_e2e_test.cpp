@@ -21,7 +21,7 @@ namespace {
 constexpr double kWrapSeconds = 8589934592.0 / 90000;
 constexpr double kTransportStreamStart = 1.4;
 
-TEST(SegmentsE2E, TransportStreamWithClockWrapRunEqualsSingleRun) {
+TEST(ClockWrapE2E, SegmentedTransportStreamRunEqualsSingleRun) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
   ClipSpec spec = random_three_segment_spec(rng);
