@@ -154,8 +154,8 @@ void MediaWriter::open_output(const std::vector<CopyStream>& copy_streams, const
   o.live_pipe_bytes = 2 * plane_layout(encoder_format_, output_size_.width, output_size_.height).total_bytes();
   o.metadata_tags = options_.metadata_tags;
   AVRational offset{0, 1};
-  if (!av_reduce(&offset.num, &offset.den, segment_timestamp_offset_ * encoder_time_base_.num, encoder_time_base_.den,
-                 INT_MAX))
+  const int64_t offset_ticks = segment_reorder_delay_ + segment_time_shift_;
+  if (!av_reduce(&offset.num, &offset.den, offset_ticks * encoder_time_base_.num, encoder_time_base_.den, INT_MAX))
     throw Error(ExitCode::internal, name_ + ": the timestamp offset is no exact fraction of a second");
   const MuxedVideo video{parameters.get(), encoder_time_base_, encoder_->framerate, encoder_->sample_aspect_ratio, offset};
   muxer_ = std::make_unique<Muxer>(o, video, copy_streams, metadata);
@@ -245,7 +245,13 @@ void MediaWriter::open_encoder(const VideoStreamInfo& input) {
   if (r < 0)
     fail(r == AVERROR(ENOMEM) ? ExitCode::internal : ExitCode::usage,
          std::string("cannot open the ") + codec->name + " encoder", r);
-  if (segment_keeps_b_frames) segment_timestamp_offset_ = c->has_b_frames;
+  if (segment_keeps_b_frames) segment_reorder_delay_ = c->has_b_frames;
+  // No frame comes before the input's start: moved later by as much as that
+  // lies below zero, none is negative.
+  if (options_.segment && is_named(f, "nut")) {
+    const int64_t start = av_rescale_q_rnd(input.file_start_us, AV_TIME_BASE_Q, encoder_time_base_, AV_ROUND_DOWN);
+    segment_time_shift_ = std::max<int64_t>(0, -start);
+  }
 }
 
 }  // namespace sp

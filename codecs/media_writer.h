@@ -44,6 +44,13 @@ struct OutputOptions {
   // every timestamp moves later by the encoder's reorder delay in ticks, as
   // the stream's kTimestampOffsetTag says, so that no decode time is negative.
   bool segment_keeps_b_frames = false;
+  // NUT only: the segment of a --jobs run. Its muxer would move a stream
+  // whose times start below zero (an MPEG-TS whose clock wraps within the
+  // file: FFmpeg gives the frames before the wrap negative times) to start at
+  // zero, and the concat would find them outside their segment's range. Every
+  // timestamp moves later by the input's start below zero instead, in the
+  // same kTimestampOffsetTag, so that a reader gets the input's times back.
+  bool segment = false;
 };
 
 // What an OutputOptions resolves to; preflight and the writer share it.
@@ -183,7 +190,8 @@ class MediaWriter {
   int64_t first_input_pts_ = INT64_MIN, first_encoder_pts_ = 0;  // constant-rate grid anchor
   int64_t frames_written_ = 0;
   int64_t video_packets_muxed_ = 0;
-  int64_t segment_timestamp_offset_ = 0;  // encoder ticks (see OutputOptions::segment_keeps_b_frames)
+  int64_t segment_reorder_delay_ = 0;  // encoder ticks (see OutputOptions::segment_keeps_b_frames)
+  int64_t segment_time_shift_ = 0;     // encoder ticks (see OutputOptions::segment)
   bool adjusted_pts_warned_ = false;
   bool rounded_warned_ = false;
   bool extra_images_warned_ = false;

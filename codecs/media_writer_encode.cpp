@@ -32,27 +32,29 @@ void set_frame_duration(AVFrame* f, int64_t duration) {
 }  // namespace
 
 void MediaWriter::write_muxed(AVPacket* packet) {
-  if (segment_timestamp_offset_ > 0) offset_for_segment(packet);
+  if (segment_reorder_delay_ > 0 || segment_time_shift_ > 0) offset_for_segment(packet);
   av_packet_rescale_ts(packet, encoder_time_base_, muxer_->video_stream()->time_base);
   muxer_->write_video(packet);
   ++video_packets_muxed_;
 }
 
-// Moved later by the reorder delay d (in ticks), a decode time of at least
-// (packet index - d) is never negative, and still no later than the packet's
-// presentation time: packet i shows frame i - d or a later one (a decoder
-// holds back at most d frames), and frame k is shown at k ticks or later,
-// presentation times being distinct and not negative. NUT keeps the
-// presentation times only: the decode times given to its muxer just have to
-// be valid, so the encoder's, earlier than that for the first frames, are
-// raised where they are.
+// First moved later by the input's start below zero s, presentation times
+// are not negative. Then moved later by the reorder delay d (in ticks), a
+// decode time of at least (packet index - d) is never negative, and still no
+// later than the packet's presentation time: packet i shows frame i - d or a
+// later one (a decoder holds back at most d frames), and frame k is shown at
+// k ticks or later, presentation times being distinct and not negative. NUT
+// keeps the presentation times only: the decode times given to its muxer
+// just have to be valid, so the encoder's, earlier than that for the first
+// frames, are raised where they are.
 void MediaWriter::offset_for_segment(AVPacket* packet) const {
-  const int64_t d = segment_timestamp_offset_;
-  if (packet->pts == AV_NOPTS_VALUE || packet->pts < 0)
-    throw Error(ExitCode::data_error, fmt::format("{}: a frame at pts {} (before the time base's zero) cannot be "
-                                                  "kept with B-frames in a segment", name_, packet->pts));
-  packet->dts = std::max(packet->dts == AV_NOPTS_VALUE ? INT64_MIN : packet->dts, video_packets_muxed_ - d) + d;
-  packet->pts += d;
+  const int64_t d = segment_reorder_delay_, s = segment_time_shift_;
+  if (packet->pts == AV_NOPTS_VALUE || packet->pts + s < 0)
+    throw Error(ExitCode::data_error, fmt::format("{}: a frame at pts {} (before the input's start) cannot be "
+                                                  "kept in a segment", name_, packet->pts));
+  const int64_t dts = packet->dts == AV_NOPTS_VALUE ? INT64_MIN : packet->dts + s;
+  packet->dts = std::max(dts, video_packets_muxed_ - d) + d;
+  packet->pts += s + d;
 }
 
 void MediaWriter::drain_encoder() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,18 @@ inline std::string make_clip(const TempDir& dir, const std::string& name, const 
       spec.rate, audio, spec.seconds, spec.gop, spec.bframes, x264, spec.extra, shell_quote(path)));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return path;
+}
+
+// A clip a --jobs 3 run cuts in three (GOPs of 5 to 29 frames over 6 to 10
+// s), with B-frames and open GOPs at random, and audio.
+inline ClipSpec random_three_segment_spec(std::mt19937_64& rng) {
+  ClipSpec spec;
+  spec.seconds = 6 + double(rng() % 40) / 10;
+  spec.gop = 5 + int(rng() % 25);
+  spec.bframes = int(rng() % 4);
+  spec.open_gop = rng() % 2;
+  spec.audio = true;
+  return spec;
 }
 
 inline std::string remux(const TempDir& dir, const std::string& in, const std::string& name, const std::string& options = "") {

@@ -35,6 +35,7 @@ TranscodeOptions segment_options(const Manifest& m, int index, const Config& con
   t.output.pixel_format = m.output.pixel_format;
   t.output.overwrite = true;
   t.output.metadata_tags = {{kPlanIdTag, m.plan_id}, {kSegmentIndexTag, std::to_string(index)}};
+  t.output.segment = true;
   t.output.segment_keeps_b_frames = segments_keep_b_frames(m);
   const std::string encoder = o.encoder.value_or(m.encoder);
   const auto choice = parse_encoder_choice(encoder);

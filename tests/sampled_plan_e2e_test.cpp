@@ -23,15 +23,9 @@ namespace {
 TEST(SampledPlanE2E, TransportStreamRunEqualsSingleRun) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
-  ClipSpec spec;
-  spec.seconds = 6 + double(rng() % 40) / 10;
-  spec.gop = 5 + int(rng() % 25);
-  spec.bframes = int(rng() % 4);
-  spec.open_gop = rng() % 2;
-  spec.audio = true;
-  // Later than MPEG-TS's 1.4 s. Not across the 33-bit wrap: FFmpeg gives the
-  // frames before it negative times, which segment files do not keep (a
-  // full-scan plan fails there too); SampledScan tests plan across it.
+  ClipSpec spec = random_three_segment_spec(rng);
+  // Later than MPEG-TS's 1.4 s. Across the 33-bit wrap:
+  // ClockWrapE2E (ts_wrap_e2e_test.cpp).
   const double offset = double(rng() % 10000) / 100;
   spec.extra = fmt::format("-output_ts_offset {:.2f}", offset);
   SCOPED_TRACE(fmt::format("{} s, GOP {}, {} B-frames, open GOP {}, offset {:.2f}", spec.seconds, spec.gop,
