@@ -84,13 +84,18 @@ class FastsumCpu {
   // Repulsive forces (pixel units) of sorted particles: far + near field.
   void forces(const float2* pos, int count, float2* force);
   void far_field(const float2* pos, int count, float2* force);
+  // The far field of the dots where the last far_field() spread them,
+  // evaluated at `pos` (the spread and the FFTs are skipped).
+  void far_field_of_last_spread(const float2* pos, int count, float2* force);
   void add_near_field(const float2* pos, int count, float2* force) const;
 
   const std::vector<int>& cell_start() const { return cell_start_; }
 
  private:
+  void window_weights_at(const float2* pos, int count);
   void spread(const float2* pos, int count);
   void multiply();
+  void interpolate(int count, float2* force) const;
 
   const FastsumPlan& plan_;
   int capacity_;

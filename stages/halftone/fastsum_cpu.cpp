@@ -62,9 +62,9 @@ void FastsumCpu::sort(float2* pos, int count) {
   std::copy(sorted_.begin(), sorted_.begin() + count, pos);
 }
 
-void FastsumCpu::spread(const float2* pos, int count) {
+void FastsumCpu::window_weights_at(const float2* pos, int count) {
   const FastsumPlan& p = plan_;
-  const int m2 = 2 * p.window.m, n = p.n;
+  const int m2 = 2 * p.window.m;
   const float cx = 0.5f * p.width, cy = 0.5f * p.height;
   parallel_for(
       count,
@@ -76,6 +76,13 @@ void FastsumCpu::spread(const float2* pos, int count) {
         }
       },
       256);
+}
+
+void FastsumCpu::spread(const float2* pos, int count) {
+  const FastsumPlan& p = plan_;
+  const int m2 = 2 * p.window.m, n = p.n;
+  const float cy = 0.5f * p.height;
+  window_weights_at(pos, count);
   // Gather form of B^T: each grid row sums the particles of the cell rows it
   // can see, so rows are independent and the sum order is fixed.
   parallel_for(
@@ -120,11 +127,20 @@ void FastsumCpu::multiply() {
 }
 
 void FastsumCpu::far_field(const float2* pos, int count, float2* force) {
-  const FastsumPlan& p = plan_;
   spread(pos, count);
   fftwf_execute(static_cast<fftwf_plan>(r2c_));
   multiply();
   fftwf_execute(static_cast<fftwf_plan>(c2c_));
+  interpolate(count, force);
+}
+
+void FastsumCpu::far_field_of_last_spread(const float2* pos, int count, float2* force) {
+  window_weights_at(pos, count);
+  interpolate(count, force);
+}
+
+void FastsumCpu::interpolate(int count, float2* force) const {
+  const FastsumPlan& p = plan_;
   const int m2 = 2 * p.window.m, n = p.n;
   const float s = float(p.scale);
   parallel_for(

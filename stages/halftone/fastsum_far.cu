@@ -263,6 +263,10 @@ void FastsumGpu::far_field(const float2* sorted, const int* count, float2* force
   launch_transpose(col_field_, n, -a, rows_in_, n, -N / 2, N, rows, n, stream);
   SP_CUFFT_CHECK(cufftExecC2C(ifft_rows_, rows_in_, field_, CUFFT_INVERSE));
   if (after_fft) SP_CUDA_CHECK(cudaEventRecord(after_fft, stream));
+  far_field_of_last_spread(sorted, count, force, stream);
+}
+
+void FastsumGpu::far_field_of_last_spread(const float2* sorted, const int* count, float2* force, cudaStream_t stream) {
   interpolate<<<particle_blocks_, kThreads, 0, stream>>>(sorted, count, dp_, field_, force);
   SP_CUDA_CHECK_LAUNCH();
 }

@@ -40,6 +40,9 @@ class FastsumGpu {
   // (optional): events recorded after the spread and after the FFTs.
   void far_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream,
                  cudaEvent_t after_spread = nullptr, cudaEvent_t after_fft = nullptr);
+  // The field of the last far_field()'s spread, interpolated at `sorted`
+  // (the spread and the FFTs skipped).
+  void far_field_of_last_spread(const float2* sorted, const int* count, float2* force, cudaStream_t stream);
   void add_near_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream);
   void forces(const float2* sorted, const int* count, float2* force, cudaStream_t stream) {
     far_field(sorted, count, force, stream);

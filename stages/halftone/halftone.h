@@ -22,7 +22,9 @@ struct HalftoneSettings {
   double dots_per_pixel = 0.25;  // dots per unit of ink (a fully inked pixel is 1)
   int dots = 0;                  // explicit dot count; 0 = from the ink sum
   int iterations = 100;          // cold start (first frame)
-  int video_iterations = 8;      // warm-started frames
+  int video_iterations = 8;      // warm-started frames: the most
+  double video_tolerance = 0;    // warm frames stop once an iteration's RMS move is under this (dot spacings)
+  int far_field_every = 1;       // warm frames: spread + FFTs on every k-th iteration, interpolation on each
   double step = 0.1;             // tau, in units of the mean dot spacing squared (see README)
   double shake = 0.5;            // shaking amplitude at iteration 0, in dot spacings
   int shake_every = 10;          // shake on every k-th iteration (cold start only)

@@ -2,8 +2,10 @@
 // device-side counts. Nothing here waits for the device: the per-frame
 // numbers are computed by one device thread, and points_out is written by a
 // host callback queued on the stream.
+#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_select.cuh>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -65,10 +67,14 @@ struct HalftoneStage::Cuda {
   PointsSink sink;
   PointsJob jobs[kPointsRing];
   int next_job = 0;
+  double* moved_partials = nullptr;  // per move block: the squared moves of its dots
   // A warm frame's iterations as one graph: the same ~20 launches per
   // iteration on the same buffers every frame (no shaking: nothing else
-  // changes), so their launch gaps go. Made at the first warm frame.
+  // changes), so their launch gaps go. The iteration is the body of a
+  // device-side while loop, so a frame stops on convergence without the host
+  // waiting. Made at the first warm frame.
   cudaGraphExec_t warm_iterations = nullptr;
+  cudaStream_t capture_stream = nullptr;  // graphs are recorded here: any stream can launch them
   void drop_graph() {
     if (warm_iterations) cudaGraphExecDestroy(warm_iterations);
     warm_iterations = nullptr;
@@ -98,10 +104,43 @@ __global__ void ink_rows(RgbaView in, InkScale scale, float* ink, double* row_su
   if (threadIdx.x == 0) row_sums[y] = partial[0];
 }
 
-__global__ void decide_frame(const double* row_sums, int rows, CountRule rule, const int* kept, FrameNumbers* out) {
+__global__ void decide_frame(const double* row_sums, int rows, CountRule rule, const int* kept, int most_iterations,
+                             FrameNumbers* out) {
   double sum = 0;
   for (int y = 0; y < rows; ++y) sum += row_sums[y];
-  *out = frame_numbers(rule, sum, kept ? *kept : 0);
+  FrameNumbers f = frame_numbers(rule, sum, kept ? *kept : 0);
+  f.warm_frames = out->warm_frames;
+  f.warm_iterations = out->warm_iterations;
+  f.keep_iterating = keep_iterating(0, most_iterations, 0.0, f.count, f.spacing, 0.f);
+  *out = f;
+}
+
+// After each warm iteration: sums the move blocks' partials in block order
+// (the same total every run) and decides whether another iteration runs.
+// Inside the while graph it sets the loop's condition.
+__global__ void decide_iterating(const double* moved_partials, int blocks, int most, float tolerance,
+                                 FrameNumbers* f, cudaGraphConditionalHandle loop, bool in_graph) {
+  if (f->active == 0) return;  // stopped earlier in this graph body
+  using Reduce = cub::BlockReduce<double, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  double sum = 0;
+  for (int b = threadIdx.x; b < blocks; b += kThreads) sum += moved_partials[b];
+  sum = Reduce(temp).Sum(sum);
+  if (threadIdx.x != 0) return;
+  const int done = ++f->iterations;
+  const bool again = keep_iterating(done, most, sum, f->count, f->spacing, tolerance);
+  f->keep_iterating = again;
+  if (!again) {
+    f->active = 0;  // the rest of a graph body's iterations move nothing
+    ++f->warm_frames;
+    f->warm_iterations += done;
+  }
+  if (in_graph) cudaGraphSetConditional(loop, again);
+}
+
+// The while loop's first test: a frame with no dots, or no iterations, skips it.
+__global__ void open_loop(const FrameNumbers* f, cudaGraphConditionalHandle loop) {
+  cudaGraphSetConditional(loop, f->keep_iterating);
 }
 
 __global__ void mark_survivors(const float2* pos, const FrameNumbers* previous, int capacity, const float* ink,
@@ -118,17 +157,25 @@ __global__ void births(const FrameNumbers* f, const float* ink, const float* old
     pos[i] = sample_particle(ink, old_ink, w, h, seed, kStreamInit, uint32_t(i));
 }
 
-__global__ void move(const float2* sorted, const float2* force, const FrameNumbers* f, const float* field_x,
-                     const float* field_y, int w, int h, float shake_factor, uint64_t seed, uint32_t iteration,
-                     float2* pos) {
-  const int m = f->count;
+// moved_partials (warm frames): each block's sum of its dots' squared moves.
+__global__ void move(const float2* sorted, const float2* force, const int* count, const FrameNumbers* f,
+                     const float* field_x, const float* field_y, int w, int h, float shake_factor, uint64_t seed,
+                     uint32_t iteration, float2* pos, double* moved_partials) {
+  const int m = *count;
   const float step = f->step_px, spacing = f->spacing;
+  double moved = 0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
     float2 a;
     sample_field(field_x, field_y, w, h, sorted[i].x, sorted[i].y, a.x, a.y);
     pos[i] = move_particle(sorted[i], force[i], a, step, spacing, shake_factor * spacing, seed, uint32_t(i), iteration,
                            w, h);
+    moved += squared_move(sorted[i], pos[i]);
   }
+  if (!moved_partials) return;
+  using Reduce = cub::BlockReduce<double, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  moved = Reduce(temp).Sum(moved);
+  if (threadIdx.x == 0) moved_partials[blockIdx.x] = moved;
 }
 
 __global__ void render(RgbaView out, const float2* pos, const int* cell_start, DevicePlan p, RenderParams r) {
@@ -147,24 +194,50 @@ bool warm_iterations_as_graph() {
   return on;
 }
 
-// What `enqueue` puts on `stream`, as an executable graph (nothing runs).
-// Thread-local capture: other threads' CUDA calls are not affected.
-template <class Enqueue>
-cudaGraphExec_t capture_graph(cudaStream_t stream, Enqueue enqueue) {
-  SP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+// A graph that runs `enqueue_body` while its condition holds: open_loop sets
+// the first test from the frame's numbers, the body's last kernel each next
+// one. The body is recorded on `capture_stream` (thread-local capture: other
+// threads' CUDA calls are not affected); nothing runs here.
+template <class EnqueueBody>
+cudaGraphExec_t while_graph(cudaStream_t capture_stream, const FrameNumbers* numbers, EnqueueBody enqueue_body) {
   cudaGraph_t graph = nullptr;
+  SP_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+  struct Owner {
+    cudaGraph_t g;
+    ~Owner() { cudaGraphDestroy(g); }
+  } owner{graph};
+  cudaGraphConditionalHandle loop = 0;
+  SP_CUDA_CHECK(cudaGraphConditionalHandleCreate(&loop, graph, 0, cudaGraphCondAssignDefault));
+  // The first test, recorded as a node of the outer graph.
+  SP_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture_stream, graph, nullptr, nullptr, 0,
+                                              cudaStreamCaptureModeThreadLocal));
+  open_loop<<<1, 1, 0, capture_stream>>>(numbers, loop);
+  const cudaError_t launched = cudaGetLastError();
+  cudaGraph_t captured = nullptr;
+  SP_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &captured));
+  SP_CUDA_CHECK(launched);
+  size_t roots = 1;
+  cudaGraphNode_t first = nullptr;
+  SP_CUDA_CHECK(cudaGraphGetRootNodes(graph, &first, &roots));
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = loop;
+  params.conditional.type = cudaGraphCondTypeWhile;
+  params.conditional.size = 1;
+  cudaGraphNode_t while_node = nullptr;
+  SP_CUDA_CHECK(cudaGraphAddNode(&while_node, graph, &first, nullptr, 1, &params));
+  cudaGraph_t body = params.conditional.phGraph_out[0];
+  SP_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture_stream, body, nullptr, nullptr, 0,
+                                              cudaStreamCaptureModeThreadLocal));
   try {
-    enqueue();
+    enqueue_body(capture_stream, loop);
   } catch (...) {
-    cudaStreamEndCapture(stream, &graph);
-    if (graph) cudaGraphDestroy(graph);
+    cudaStreamEndCapture(capture_stream, &captured);
     throw;
   }
-  SP_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  SP_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &captured));
   cudaGraphExec_t exec = nullptr;
-  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  SP_CUDA_CHECK(made);
+  SP_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   return exec;
 }
 
@@ -197,6 +270,8 @@ void HalftoneStage::release_cuda() {
       for (cudaEvent_t e : set) cudaEventDestroy(e);
   }
   cuda_->drop_graph();
+  cudaStreamDestroy(cuda_->capture_stream);
+  cudaFreeHost(cuda_->profile.copied);
   cudaFreeHost(cuda_->numbers_host);
   cudaFreeHost(cuda_->points_host);
   delete cuda_;
@@ -211,9 +286,12 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   if (!cuda_) {
     cuda_ = new Cuda();
     SP_CUDA_CHECK(cudaMallocHost(&cuda_->numbers_host, sizeof(FrameNumbers)));
-    if (settings_.profile)
+    SP_CUDA_CHECK(cudaStreamCreateWithFlags(&cuda_->capture_stream, cudaStreamNonBlocking));
+    if (settings_.profile) {
+      SP_CUDA_CHECK(cudaMallocHost(&cuda_->profile.copied, sizeof(int) * Profile::kSets));
       for (auto& set : cuda_->profile.event)
         for (cudaEvent_t& e : set) SP_CUDA_CHECK(cudaEventCreate(&e));
+    }
   }
   Cuda& c = *cuda_;
   c.drop_graph();  // the buffers it names are about to move
@@ -239,6 +317,7 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   c.sorted = scratch.allocate_array<float2>(capacity_);
   c.force = scratch.allocate_array<float2>(capacity_);
   c.keep = scratch.allocate_array<uint8_t>(capacity_);
+  c.moved_partials = scratch.allocate_array<double>(c.fastsum.particle_blocks());
   c.kept = scratch.allocate_array<int>(1);
   c.numbers = scratch.allocate_array<FrameNumbers>(1);
   SP_CUDA_CHECK(cudaMemset(c.numbers, 0, sizeof(FrameNumbers)));
@@ -267,7 +346,7 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
     SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
   }
   decide_frame<<<1, 1, 0, stream>>>(c.row_sums, h, count_rule(settings_, capacity_), warm ? c.kept : nullptr,
-                                    c.numbers);
+                                    warm ? settings_.video_iterations : settings_.iterations, c.numbers);
   SP_CUDA_CHECK_LAUNCH();
   births<<<blocks, kThreads, 0, stream>>>(c.numbers, c.ink, warm ? c.old_ink : nullptr, w, h, seed, c.pos);
   SP_CUDA_CHECK_LAUNCH();
@@ -275,47 +354,66 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   c.attraction.compute(c.ink, c.numbers, c.field_x, c.field_y, stream);
   pr.record(kAttraction, stream);
   const int* count = &c.numbers->count;
-  const int iterations = warm ? settings_.video_iterations : settings_.iterations;
-  const auto iterate = [&](int k) {
+  const int* active = &c.numbers->active;
+  const int most = warm ? settings_.video_iterations : settings_.iterations;
+  const bool as_graph = warm && most > 0 && warm_iterations_as_graph();
+  // Launched one by one, the host cannot see convergence: every frame runs `most`.
+  const float tolerance = as_graph ? float(settings_.video_tolerance) : 0.f;
+  const auto iterate = [&](int k, cudaStream_t s, cudaGraphConditionalHandle loop, bool in_graph) {
     const bool timed = k == 0 && pr.on();
-    c.fastsum.sort(c.pos, c.sorted, count, stream);
-    if (timed) pr.record(kSort, stream);
+    c.fastsum.sort(c.pos, c.sorted, active, s);
+    if (timed) pr.record(kSort, s);
     if (settings_.direct) {
       // The profile books the whole direct sum as the near field.
       if (timed)
-        for (Mark m : {kSpread, kFft, kInterpolate}) pr.record(m, stream);
-      c.direct.forces(c.sorted, count, c.force, stream);
+        for (Mark m : {kSpread, kFft, kInterpolate}) pr.record(m, s);
+      c.direct.forces(c.sorted, active, c.force, s);
     } else {
-      c.fastsum.far_field(c.sorted, count, c.force, stream, timed ? pr.at(kSpread) : nullptr,
-                          timed ? pr.at(kFft) : nullptr);
-      if (timed) pr.record(kInterpolate, stream);
-      if (settings_.lookup_map)
-        c.lookup_map.add_near_field(c.sorted, count, plan_.near, c.force, stream);
+      if (warm && k % settings_.far_field_every != 0)
+        c.fastsum.far_field_of_last_spread(c.sorted, active, c.force, s);
       else
-        c.fastsum.add_near_field(c.sorted, count, c.force, stream);
+        c.fastsum.far_field(c.sorted, active, c.force, s, timed ? pr.at(kSpread) : nullptr,
+                            timed ? pr.at(kFft) : nullptr);
+      if (timed) pr.record(kInterpolate, s);
+      if (settings_.lookup_map)
+        c.lookup_map.add_near_field(c.sorted, active, plan_.near, c.force, s);
+      else
+        c.fastsum.add_near_field(c.sorted, active, c.force, s);
     }
-    if (timed) pr.record(kNear, stream);
+    if (timed) pr.record(kNear, s);
     // shake_amplitude is linear in the spacing, which lives on the device.
     const float shake = warm ? 0.f : shake_amplitude(settings_, k, 1.f);
-    move<<<blocks, kThreads, 0, stream>>>(c.sorted, c.force, c.numbers, c.field_x, c.field_y, w, h, shake, seed,
-                                          uint32_t(k), c.pos);
+    move<<<blocks, kThreads, 0, s>>>(c.sorted, c.force, active, c.numbers, c.field_x, c.field_y, w, h, shake, seed,
+                                     uint32_t(k), c.pos, warm ? c.moved_partials : nullptr);
     SP_CUDA_CHECK_LAUNCH();
-    if (timed) pr.record(kMove, stream);
+    if (timed) pr.record(kMove, s);
+    if (warm) {
+      decide_iterating<<<1, kThreads, 0, s>>>(c.moved_partials, blocks, most, tolerance, c.numbers, loop, in_graph);
+      SP_CUDA_CHECK_LAUNCH();
+    }
   };
-  // The profile times phases inside the loop, and the legacy default stream
-  // cannot be captured: those run the loop launch by launch.
-  const bool as_graph = warm && iterations > 0 && !pr.on() && stream != nullptr && stream != cudaStreamLegacy &&
-                        warm_iterations_as_graph();
-  if (as_graph) {
-    if (!c.warm_iterations) c.warm_iterations = capture_graph(stream, [&] {
-      for (int k = 0; k < iterations; ++k) iterate(k);
-    });
-    SP_CUDA_CHECK(cudaGraphLaunch(c.warm_iterations, stream));
-  } else {
-    for (int k = 0; k < iterations; ++k) iterate(k);
+  // Warm frames run as the while graph, which tests on the device whether
+  // another iteration is due. Its body is one cycle of far_field_every
+  // iterations (the first spreads): a frame that stops inside a cycle moves
+  // no dot in the cycle's rest (the active count is 0 then). With a profile,
+  // the first cycle runs launch by launch (events cannot be in the graph).
+  // SP_HALFTONE_GRAPHS=0 (a benchmark switch) launches every iteration.
+  const int cycle = std::max(1, std::min(settings_.far_field_every, most));
+  int first_in_graph = 0;
+  if (pr.on() || !as_graph) {
+    first_in_graph = as_graph ? cycle : most;
+    for (int k = 0; k < first_in_graph; ++k) iterate(k, stream, 0, false);
   }
-  if (iterations == 0)
+  if (as_graph) {
+    if (!c.warm_iterations)
+      c.warm_iterations = while_graph(c.capture_stream, c.numbers, [&](cudaStream_t s, cudaGraphConditionalHandle loop) {
+        for (int k = first_in_graph; k < first_in_graph + cycle; ++k) iterate(k, s, loop, true);
+      });
+    SP_CUDA_CHECK(cudaGraphLaunch(c.warm_iterations, stream));
+  }
+  if (most == 0)
     for (Mark m : {kSort, kSpread, kFft, kInterpolate, kNear, kMove}) pr.record(m, stream);
+  if (warm) pr.copy_iterations(&c.numbers->iterations, stream);
   pr.record(kIterated, stream);
   c.fastsum.sort(c.pos, c.sorted, count, stream);
   SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
@@ -324,7 +422,7 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
                                         render_params(settings_, plan_, dot_radius_));
   SP_CUDA_CHECK_LAUNCH();
   pr.record(kEnd, stream);
-  pr.end_frame(iterations);
+  pr.end_frame(warm ? -1 : most);
   std::swap(c.ink, c.old_ink);
   ++frames_done_;
   SP_CUDA_CHECK(cudaMemcpyAsync(c.numbers_host, c.numbers, sizeof(FrameNumbers), cudaMemcpyDeviceToHost, stream));

@@ -17,7 +17,8 @@ struct Profile {
   static constexpr int kSets = 8;  // frames the host may run ahead of the device
   cudaEvent_t event[kSets][kMarks] = {};
   bool pending[kSets] = {};
-  int iterations[kSets] = {};
+  int iterations[kSets] = {};   // known on the host (cold frames), or -1: read from copied[]
+  int* copied = nullptr;          // pinned, kSets: warm frames' iteration counts, copied before kEnd
   int current = 0;  // set being recorded this frame
   int frames = 0;
   double ms[kMarks] = {};
@@ -39,13 +40,18 @@ struct Profile {
         ms[i] += t;
       }
       SP_CUDA_CHECK(cudaEventElapsedTime(&t, event[k][kAttraction], event[k][kIterated]));
-      iteration_ms += iterations[k] > 0 ? t / iterations[k] : 0.0;
+      const int its = iterations[k] >= 0 ? iterations[k] : copied[k];
+      iteration_ms += its > 0 ? t / its : 0.0;
       dots = numbers.count;
       ++frames;
       pending[k] = false;
     }
   }
   void begin_frame() { current = (current + 1) % kSets; pending[current] = false; }
+  // A warm frame's count is known on the device only: copied ahead of kEnd.
+  void copy_iterations(const int* device_count, cudaStream_t s) {
+    if (on()) SP_CUDA_CHECK(cudaMemcpyAsync(copied + current, device_count, sizeof(int), cudaMemcpyDeviceToHost, s));
+  }
   void end_frame(int its) {
     pending[current] = on();
     iterations[current] = its;

@@ -48,7 +48,29 @@ struct FrameNumbers {
   float step_px = 0;  // tau in pixels: step * spacing^2
   float spacing = 1;  // mean dot spacing (pixels) where the ink is 1
   double ink_sum = 0;
+  // Warm frames: iterations run this frame; the totals over all warm frames
+  // since configure (the mean goes to the stage counters).
+  int iterations = 0;
+  int keep_iterating = 0;  // the device's loop condition: 1 while another iteration is due
+  int active = 0;          // the dots an iteration moves: count, and 0 once a warm frame has stopped
+  long long warm_frames = 0, warm_iterations = 0;
 };
+
+SP_HD float squared_move(float2 from, float2 to) {
+  const float dx = to.x - from.x, dy = to.y - from.y;
+  return dx * dx + dy * dy;
+}
+
+// Whether a warm frame iterates again after `done` iterations whose last moved
+// the dots by sum_sq_move (px^2, summed over the count dots): a frame stops at
+// max iterations, or once the dots' RMS move falls under tolerance dot spacings
+// (tolerance 0: always max).
+SP_HD bool keep_iterating(int done, int max, double sum_sq_move, int count, float spacing, float tolerance) {
+  if (done >= max || count <= 0) return false;
+  if (tolerance <= 0.f || done == 0) return true;
+  const double limit = double(tolerance) * spacing;
+  return sum_sq_move > limit * limit * count;
+}
 
 SP_HD FrameNumbers frame_numbers(const CountRule& r, double ink_sum, int kept) {
   FrameNumbers f;
@@ -59,6 +81,7 @@ SP_HD FrameNumbers frame_numbers(const CountRule& r, double ink_sum, int kept) {
   f.lambda = f.count > 0 ? float(double(f.count) / ink_sum) : 0.f;
   f.spacing = f.count > 0 ? float(sqrt(ink_sum / double(f.count))) : 1.f;
   f.step_px = r.step * f.spacing * f.spacing;
+  f.active = f.count;
   return f;
 }
 

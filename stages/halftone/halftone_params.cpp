@@ -10,6 +10,10 @@ namespace sp::halftone {
 
 namespace {
 
+// (far_field_every - 1) * step: on a panning clip, 0.3 kept the tone, 0.4 lost it
+// (blurred error 4x at step 0.1, every 5; 9x at step 0.4, every 3).
+constexpr double kMaxFarFieldLag = 0.2;
+
 ParamSpec row(std::string name, ParamType type, ParamValue def, std::optional<double> min, std::optional<double> max,
               std::string doc, bool optional_default = false) {
   return param_row(std::move(name), type, std::move(def), min, max, {}, std::move(doc), optional_default);
@@ -26,7 +30,17 @@ std::vector<ParamSpec> halftone_table() {
       row("iterations", T::integer, int64_t(100), 0.0, 100000.0,
           "Iterations of p <- p + tau (F_attraction - F_repulsion) on a cold start (the first frame)."),
       row("video_iterations", T::integer, int64_t(8), 0.0, 100000.0,
-          "Iterations per later frame, warm-started from the previous frame's dots."),
+          "Iterations per later frame, warm-started from the previous frame's dots: the most, when "
+          "video_tolerance stops them earlier."),
+      row("video_tolerance", T::number, 0.0, 0.0, 1.0,
+          "A warm-started frame stops iterating once an iteration moved its dots by less than this RMS distance, "
+          "in dot spacings (the spacing at full ink); it always runs one. 0 = always video_iterations. The test "
+          "runs on the GPU, so the host never waits for it."),
+      row("far_field_every", T::integer, int64_t(1), 1.0, 100.0,
+          "Warm-started frames spread the dots and run the far field's FFTs on every k-th iteration only (the "
+          "first of each frame included); the iterations between evaluate that field at the dots' new positions, "
+          "and the near field is exact on each. 1 = every iteration, as the seed. The lag, (k - 1) * step, must "
+          "stay within 0.2: beyond it the stale field drives the dots off (docs/perf.md, halftone v5)."),
       row("step", T::number, 0.1, 1e-4, 1.0,
           "Time step tau in units of the squared mean dot spacing at full ink (the seed's tau = 0.1 at one dot "
           "per pixel). Each move is also capped at one dot spacing."),
@@ -94,6 +108,8 @@ HalftoneSettings parse_halftone_params(const Params& p) {
   s.dots = int(p.get_int("dots"));
   s.iterations = int(p.get_int("iterations"));
   s.video_iterations = int(p.get_int("video_iterations"));
+  s.video_tolerance = p.get_number("video_tolerance");
+  s.far_field_every = int(p.get_int("far_field_every"));
   s.step = p.get_number("step");
   s.shake = p.get_number("shake");
   s.shake_every = int(p.get_int("shake_every"));
@@ -135,6 +151,7 @@ StageDescriptor make_halftone_descriptor() {
       {"colours_are_rgb", "background and dot_color have three numbers each (R, G, B)."},
       {"ink_has_contrast", "With channels: mono, background and dot_color differ in brightness (luma) by 1 or more."},
       {"points_out_format", "points_out, when given, ends in .svg or .csv."},
+      {"far_field_lag", "(far_field_every - 1) * step is at most 0.2."},
   };
   d.validate = [](const Params& p) -> std::optional<std::string> {
     for (const char* key : {"background", "dot_color"})
@@ -145,6 +162,11 @@ StageDescriptor make_halftone_descriptor() {
     const std::string& out = p.get_string("points_out");
     auto ends = [&](const char* e) { return out.size() >= 4 && out.compare(out.size() - 4, 4, e) == 0; };
     if (!out.empty() && !ends(".svg") && !ends(".csv")) return "points_out must end in .svg or .csv";
+    const int64_t every = p.get_int("far_field_every");
+    if (double(every - 1) * p.get_number("step") > kMaxFarFieldLag + 1e-9)
+      return fmt::format("far_field_every {} with step {} lags the far field by {:.2f} steps, over {} (fewer, or a "
+                         "smaller step)",
+                         every, p.get_number("step"), double(every - 1) * p.get_number("step"), kMaxFarFieldLag);
     return std::nullopt;
   };
   d.create = [](const Params& p) -> std::unique_ptr<Stage> {

@@ -22,6 +22,7 @@ struct HalftoneStage::Cpu {
   std::vector<float> ink, old_ink, field_x, field_y;
   std::vector<double> row_sums;
   std::vector<float2> pos, force;
+  std::vector<float> moved_sq;  // per dot, the last iteration's squared move
   std::vector<uint8_t> keep;
   std::vector<double> direct_x, direct_y;  // repulsion: direct (float64 sums)
   FrameNumbers numbers;
@@ -85,6 +86,7 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     c.row_sums.assign(input.height, 0.0);
     c.pos.assign(capacity_, {0.f, 0.f});
     c.force.assign(capacity_, {0.f, 0.f});
+    c.moved_sq.assign(capacity_, 0.f);
     c.keep.assign(capacity_, 0);
     if (settings_.direct) {
       c.direct_x.assign(capacity_, 0.0);
@@ -154,8 +156,11 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
     for (int i = 0; i < c.numbers.count; ++i)
       if (keep_particle(c.pos[i], c.ink.data(), c.old_ink.data(), w, h, seed, uint32_t(i))) c.pos[kept++] = c.pos[i];
   }
+  const FrameNumbers last = c.numbers;
   c.numbers = frame_numbers(rule, ink_sum, kept);
   FrameNumbers& f = c.numbers;
+  f.warm_frames = last.warm_frames;
+  f.warm_iterations = last.warm_iterations;
   const float* births_old = warm ? c.old_ink.data() : nullptr;
   parallel_for(std::max(0, f.count - f.kept), [&](int b, int e) {
     for (int i = f.kept + b; i < f.kept + e; ++i)
@@ -164,10 +169,12 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
 
   if (f.count > 0) {
     c.attraction->compute(c.ink.data(), f.lambda, c.field_x.data(), c.field_y.data());
-    const int iterations = warm ? settings_.video_iterations : settings_.iterations;
+    const int most = warm ? settings_.video_iterations : settings_.iterations;
+    const float tolerance = warm ? float(settings_.video_tolerance) : 0.f;
     CpuProfile& pr = c.profile;
     pr.last = std::chrono::steady_clock::now();
-    for (int k = 0; k < iterations; ++k) {
+    int k = 0;
+    for (double moved_sq = 0; keep_iterating(k, most, moved_sq, f.count, f.spacing, tolerance); ++k) {
       c.fastsum->sort(c.pos.data(), f.count);
       pr.lap(0);
       if (settings_.direct) {
@@ -175,7 +182,10 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
         direct_forces(c.pos.data(), f.count, c.direct_x.data(), c.direct_y.data());
         for (int i = 0; i < f.count; ++i) c.force[i] = make_float2(float(c.direct_x[i]), float(c.direct_y[i]));
       } else {
-        c.fastsum->far_field(c.pos.data(), f.count, c.force.data());
+        if (warm && k % settings_.far_field_every != 0)
+          c.fastsum->far_field_of_last_spread(c.pos.data(), f.count, c.force.data());
+        else
+          c.fastsum->far_field(c.pos.data(), f.count, c.force.data());
         pr.lap(1);
         c.fastsum->add_near_field(c.pos.data(), f.count, c.force.data());
       }
@@ -185,13 +195,22 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
         for (int i = b; i < e; ++i) {
           float2 a;
           sample_field(c.field_x.data(), c.field_y.data(), w, h, c.pos[i].x, c.pos[i].y, a.x, a.y);
-          c.pos[i] = move_particle(c.pos[i], c.force[i], a, f.step_px, f.spacing, shake, seed, uint32_t(i),
-                                   uint32_t(k), w, h);
+          const float2 p = move_particle(c.pos[i], c.force[i], a, f.step_px, f.spacing, shake, seed, uint32_t(i),
+                                         uint32_t(k), w, h);
+          c.moved_sq[i] = squared_move(c.pos[i], p);
+          c.pos[i] = p;
         }
       }, 256);
+      moved_sq = 0;  // in index order: the same sum for any thread count
+      for (int i = 0; i < f.count; ++i) moved_sq += c.moved_sq[i];
       pr.lap(3);
     }
-    pr.iterations += iterations;
+    f.iterations = k;
+    if (warm) {
+      ++f.warm_frames;
+      f.warm_iterations += k;
+    }
+    pr.iterations += k;
     pr.dots = f.count;
     c.fastsum->sort(c.pos.data(), f.count);
   } else {
@@ -242,7 +261,9 @@ StageCounters HalftoneStage::counters() const {
                       {"dots_kept", double(f.kept)},
                       {"grid_n", double(plan_.n)},
                       {"kernel_N", double(plan_.N)},
-                      {"near_radius_px", double(plan_.near.eps)}};
+                      {"near_radius_px", double(plan_.near.eps)},
+                      {"iterations_last", double(f.iterations)}};
+  if (f.warm_frames > 0) c["iterations_warm_mean"] = double(f.warm_iterations) / double(f.warm_frames);
   if (!cpu_) {
     add_profile_counters(c);
   } else if (const CpuProfile& pr = cpu_->profile; settings_.profile && pr.iterations > 0) {

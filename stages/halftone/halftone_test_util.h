@@ -225,4 +225,52 @@ inline void expect_cuda_dots_track_cpu(const Params& p, uint64_t seed, StageCoun
 }
 #endif
 
+// Video helpers of the convergence tests (video_tolerance).
+// A w x h window panning right by `step` pixels a frame over a wider photo.
+inline std::vector<test::HostImage> panning_clip(int w, int h, int frames, int step, std::mt19937_64& rng) {
+  const test::HostImage wide = test::synthetic_photo(w + frames * step, h, rng);
+  std::vector<test::HostImage> clip;
+  for (int f = 0; f < frames; ++f) {
+    test::HostImage frame(w, h);
+    for (int y = 0; y < h; ++y)
+      std::memcpy(&frame.pixels[size_t(y) * frame.pitch], &wide.pixels[size_t(y) * wide.pitch + size_t(f) * step * 4],
+                  size_t(w) * 4);
+    clip.push_back(std::move(frame));
+  }
+  return clip;
+}
+
+struct ClipQuality {
+  double blurred_error = 0;  // mean over the warm frames after the first few
+  double frame_change = 0;   // mean abs between consecutive outputs (0..255), same frames
+  double iterations = 0;     // mean per warm frame
+};
+
+inline ClipQuality run_clip(const std::vector<test::HostImage>& clip, double tolerance, Backend backend,
+                            int far_field_every = 1) {
+  Params p = halftone_default_params();
+  p.set("far_field_every", int64_t(far_field_every));
+  p.set("iterations", int64_t(30));
+  p.set("video_iterations", int64_t(10));
+  p.set("video_tolerance", tolerance);
+  HalftoneStage stage(parse_halftone_params(p));
+  StageRunner runner(stage, clip[0].width, clip[0].height, backend);
+  ClipQuality q;
+  test::HostImage previous;
+  int measured = 0;
+  for (size_t f = 0; f < clip.size(); ++f) {
+    test::HostImage out = runner.process(clip[f], int64_t(f));
+    if (f >= 4) {
+      q.blurred_error += blurred_error(clip[f], out, 2.0);
+      q.frame_change += test::compare(previous, out).mean_abs;
+      ++measured;
+    }
+    previous = std::move(out);
+  }
+  q.blurred_error /= measured;
+  q.frame_change /= measured;
+  q.iterations = stage.counters().at("iterations_warm_mean");
+  return q;
+}
+
 }  // namespace sp::halftone

@@ -1,0 +1,79 @@
+// CUDA: warm frames decide on the device whether to iterate again (a graph's
+// while loop). The limits are exact; in between, the CPU is the oracle.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "stages/halftone/halftone_test_util.h"
+
+namespace sp::halftone {
+namespace {
+
+Params video_params(int video_iterations, double tolerance) {
+  Params p = halftone_default_params();
+  p.set("iterations", int64_t(12));
+  p.set("video_iterations", int64_t(video_iterations));
+  p.set("video_tolerance", tolerance);
+  return p;
+}
+
+// Runs the clip; returns the last frame's dots and the stage's counters.
+std::pair<std::vector<float2>, StageCounters> run_gpu(const Params& p, const std::vector<test::HostImage>& clip) {
+  HalftoneStage stage(parse_halftone_params(p));
+  StageRunner runner(stage, clip[0].width, clip[0].height, Backend::cuda);
+  for (size_t f = 0; f < clip.size(); ++f) runner.process(clip[f], int64_t(f));
+  return {stage.particles(), stage.counters()};
+}
+
+// Tolerance 1 (a spacing): every warm frame stops after its first iteration,
+// so the dots are those of video_iterations 1 (up to the order of the
+// spread's float atomics). Tolerance 0 runs every iteration.
+TEST(HalftoneConvergenceCuda, TheLoopsLimitsAreExact) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 22);
+  const auto clip = panning_clip(120, 90, 5, 2, rng);
+  const auto [stopped, stopped_counters] = run_gpu(video_params(10, 1.0), clip);
+  const auto [one, one_counters] = run_gpu(video_params(1, 0.0), clip);
+  const auto [all, all_counters] = run_gpu(video_params(7, 0.0), clip);
+  EXPECT_EQ(stopped_counters.at("iterations_warm_mean"), 1.0);
+  EXPECT_EQ(stopped_counters.at("iterations_last"), 1.0);
+  EXPECT_EQ(one_counters.at("iterations_warm_mean"), 1.0);
+  EXPECT_EQ(all_counters.at("iterations_warm_mean"), 7.0);
+  ASSERT_EQ(stopped.size(), one.size());
+  EXPECT_LE(unmatched_dots(stopped, one), int(one.size() / 200));
+  EXPECT_GT(unmatched_dots(all, one), int(one.size() / 10));  // more iterations moved the dots
+}
+
+// In between, the device stops where the CPU does, up to float round-off in
+// the moves: mean iterations within one, and the same quality.
+TEST(HalftoneConvergenceCuda, StopsWhereTheCpuStops) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 23);
+  const auto clip = panning_clip(128, 96, 14, 1, rng);
+  const ClipQuality cpu = run_clip(clip, 0.01, Backend::cpu), gpu = run_clip(clip, 0.01, Backend::cuda);
+  std::printf("tolerance 0.01: iterations cpu %.2f gpu %.2f; blurred error cpu %.4f gpu %.4f\n", cpu.iterations,
+              gpu.iterations, cpu.blurred_error, gpu.blurred_error);
+  EXPECT_LT(gpu.iterations, 10.0);
+  EXPECT_NEAR(gpu.iterations, cpu.iterations, 1.0);
+  EXPECT_NEAR(gpu.blurred_error, cpu.blurred_error, 0.1 * cpu.blurred_error + 0.002);
+}
+
+// profile: true runs a warm frame's first iteration launch by launch and the
+// rest in the graph: the same decisions, the same dots (up to float atomics).
+TEST(HalftoneConvergenceCuda, ProfiledFramesIterateAsMany) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 24);
+  const auto clip = panning_clip(120, 90, 6, 1, rng);
+  Params profiled = video_params(10, 0.01);
+  profiled.set("profile", true);
+  const auto [plain, plain_counters] = run_gpu(video_params(10, 0.01), clip);
+  const auto [timed, timed_counters] = run_gpu(profiled, clip);
+  // A decision at the tolerance's edge may flip with the order of the spread's
+  // float atomics: at most one frame of the five.
+  EXPECT_NEAR(timed_counters.at("iterations_warm_mean"), plain_counters.at("iterations_warm_mean"), 0.21);
+  EXPECT_GT(timed_counters.at("ms_iteration"), 0.0);
+  EXPECT_LE(unmatched_dots(timed, plain), int(plain.size() / 100));
+}
+
+}  // namespace
+}  // namespace sp::halftone

@@ -1,0 +1,58 @@
+// Warm frames that stop on convergence (video_tolerance): fewer iterations
+// on a panning clip, at the quality and smoothness of the fixed count.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include "stages/halftone/halftone_test_util.h"
+
+namespace sp::halftone {
+namespace {
+
+// The tolerance trades tone for time: the looser, the fewer iterations (and
+// the larger the blurred error, which the note in docs/perf.md measures).
+TEST(HalftoneConvergence, LooserTolerancesStopEarlier) {
+  std::mt19937_64 rng(test::fresh_seed() + 21);
+  const auto clip = panning_clip(128, 96, 16, 1, rng);
+  std::vector<ClipQuality> runs;
+  for (double tolerance : {0.0, 0.02, 0.08}) {
+    runs.push_back(run_clip(clip, tolerance, Backend::cpu));
+    std::printf("tolerance %.2f: iterations %.2f, blurred error %.4f, frame change %.2f\n", tolerance,
+                runs.back().iterations, runs.back().blurred_error, runs.back().frame_change);
+  }
+  EXPECT_EQ(runs[0].iterations, 10.0);
+  EXPECT_LT(runs[1].iterations, 9.0);
+  EXPECT_LT(runs[2].iterations, runs[1].iterations);
+  EXPECT_GE(runs[2].iterations, 1.0);
+}
+
+// Spreading on every third iteration only, the dots reproduce the frames as
+// well and move as smoothly as with the far field of every iteration.
+TEST(HalftoneConvergence, LaggingFarFieldKeepsTheQuality) {
+  std::mt19937_64 rng(test::fresh_seed() + 25);
+  const auto clip = panning_clip(128, 96, 16, 1, rng);
+  const ClipQuality every = run_clip(clip, 0.0, Backend::cpu, 1), third = run_clip(clip, 0.0, Backend::cpu, 3);
+  std::printf("far field every iteration: blurred error %.4f, frame change %.2f; every third: %.4f, %.2f\n",
+              every.blurred_error, every.frame_change, third.blurred_error, third.frame_change);
+  EXPECT_LT(third.blurred_error, 1.15 * every.blurred_error + 0.0005);
+  EXPECT_NEAR(third.frame_change, every.frame_change, 0.15 * every.frame_change);
+}
+
+// Beyond its budget a lagging field drives the dots off: the config says so.
+TEST(HalftoneConvergence, LagBeyondItsBudgetIsAConfigError) {
+  const StageDescriptor d = make_halftone_descriptor();
+  Params p = halftone_default_params();
+  p.set("far_field_every", int64_t(3));
+  EXPECT_FALSE(d.validate(p).has_value());
+  p.set("step", 0.2);
+  const auto error = d.validate(p);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("far_field_every"), std::string::npos) << *error;
+  p.set("far_field_every", int64_t(2));
+  EXPECT_FALSE(d.validate(p).has_value());
+}
+
+}  // namespace
+}  // namespace sp::halftone
