@@ -1,5 +1,19 @@
 // Attraction field on CUDA: the CPU's FFT convolution (attraction_cpu.cpp)
-// with cuFFT, the same kernel spectra.
+// with cuFFT and the same kernel spectra, the 2D transforms pruned to where
+// the data is. Of the ph x pw padded grid only the h x w ink block is
+// non-zero on the way in and only the h x w field block is read on the way
+// out, so the forward row transform runs over h rows and the inverse row
+// transform produces h rows (per component) instead of ph; the column
+// transforms stay full length (cuFFT does not prune within a transform).
+//
+// Zero-padding invariants, in one place:
+//  * ink_rows_ columns w .. pw-1: written as zeros by spread_ink_rows every
+//    frame together with the ink, so nothing relies on cuFFT leaving its
+//    input alone there.
+//  * row_spectra_ rows h .. ph-1: zeroed once in configure; only read
+//    afterwards, by the out-of-place column C2C (the row R2C writes rows < h
+//    only). cuFFT's out-of-place C2C does not write its input (only C2R is
+//    documented to); AttractionMatchesCpu's second frame would see it.
 #include <cufft.h>
 
 #include <algorithm>
@@ -13,18 +27,53 @@ namespace sp::halftone {
 
 namespace {
 
-__global__ void copy_into(const float* src, int w, int h, int src_pitch, float* dst, int dst_pitch) {
+// ink (w x h) into rows of pw floats, zeros after column w.
+__global__ void spread_ink_rows(const float* ink, int w, int h, int pw, float* rows) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
-  if (x < w && y < h) dst[size_t(y) * dst_pitch + x] = src[size_t(y) * src_pitch + x];
+  if (x < pw && y < h) rows[size_t(y) * pw + x] = x < w ? ink[size_t(y) * w + x] : 0.f;
 }
 
-__global__ void scale_product(const float2* spectrum, const float2* kernel, size_t count, const FrameNumbers* numbers,
-                              float2* out) {
+// The spectrum times lambda * i Im(kx_hat) and lambda * i Im(ky_hat), rows ky
+// and ph - ky together: they share one kernel row (kx even, ky odd in ky).
+// products row y holds the x product in its first `columns` entries, the y
+// product in the next, so the inverse column transform covers both as one
+// batch and the inverse row transform reads row-pair 2y + k at k * columns.
+__global__ void multiply_kernels(const float2* spectrum, const float2* kernel_rows, int columns, int ph,
+                                 const FrameNumbers* numbers, float2* products) {
+  const int kx = blockIdx.x * blockDim.x + threadIdx.x, ky = blockIdx.y;
+  if (kx >= columns) return;
   const float lambda = numbers->lambda;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
-    const float2 a = spectrum[i], k = kernel[i];
-    out[i] = make_float2(lambda * (a.x * k.x - a.y * k.y), lambda * (a.x * k.y + a.y * k.x));
-  }
+  const float2 k = kernel_rows[size_t(ky) * columns + kx];
+  const float kx_im = lambda * k.x, ky_im = lambda * k.y;
+  const auto write_row = [&](int row, float y_sign) {
+    const float2 a = spectrum[size_t(row) * columns + kx];
+    float2* out = products + size_t(row) * 2 * columns + kx;
+    out[0] = make_float2(-a.y * kx_im, a.x * kx_im);  // a * (i kx_im)
+    out[columns] = make_float2(-a.y * ky_im * y_sign, a.x * ky_im * y_sign);
+  };
+  write_row(ky, 1.f);
+  const int mirror = ph - ky;
+  if (ky != 0 && mirror != ky) write_row(mirror, -1.f);
+}
+
+// Field row-pairs (2y: x, 2y + 1: y, pw floats each) into fx, fy (w x h).
+__global__ void gather_fields(const float* field_rows, int w, int h, int pw, float* fx, float* fy) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x >= w || y >= h) return;
+  const float* row = field_rows + size_t(2 * y) * pw;
+  fx[size_t(y) * w + x] = row[x];
+  fy[size_t(y) * w + x] = row[pw + x];
+}
+
+// A batch of 1D transforms of length n with cuFFT's advanced layout (element
+// i of transform b at base + b * dist + i * stride); the work area is shared.
+size_t make_1d_plan(int plan, int n, int istride, int idist, int ostride, int odist, cufftType type, int batch) {
+  int length[1] = {n}, embed[1] = {n};  // a non-null embed selects the advanced layout; ignored for rank 1
+  size_t work = 0;
+  SP_CUFFT_CHECK(cufftSetAutoAllocation(plan, 0));
+  SP_CUFFT_CHECK(
+      cufftMakePlanMany(plan, 1, length, embed, istride, idist, embed, ostride, odist, type, batch, &work));
+  return work;
 }
 
 }  // namespace
@@ -33,8 +82,7 @@ AttractionGpu::~AttractionGpu() { release(); }
 
 void AttractionGpu::release() {
   if (plans_) {
-    cufftDestroy(r2c_);
-    cufftDestroy(c2r_);
+    for (int plan : {row_r2c_, column_forward_, column_inverse_, row_c2r_}) cufftDestroy(plan);
     plans_ = false;
   }
 }
@@ -45,45 +93,51 @@ void AttractionGpu::configure(const AttractionPlan& plan, ScratchAllocator& scra
   height_ = plan.height;
   pw_ = plan.pw;
   ph_ = plan.ph;
-  const size_t half = plan.half_size(), padded = plan.padded_size();
-  kx_hat_ = scratch.allocate_array<float2>(half);
-  ky_hat_ = scratch.allocate_array<float2>(half);
-  SP_CUDA_CHECK(cudaMemcpy(kx_hat_, plan.kx_hat.data(), half * sizeof(float2), cudaMemcpyHostToDevice));
-  SP_CUDA_CHECK(cudaMemcpy(ky_hat_, plan.ky_hat.data(), half * sizeof(float2), cudaMemcpyHostToDevice));
-  padded_ = scratch.allocate_array<float>(padded);
-  result_ = scratch.allocate_array<float>(padded);
+  const int columns = pw_ / 2 + 1;
+  const std::vector<float2> kernel_rows = imaginary_kernel_rows(plan);
+  kernel_rows_ = scratch.allocate_array<float2>(kernel_rows.size());
+  SP_CUDA_CHECK(
+      cudaMemcpy(kernel_rows_, kernel_rows.data(), kernel_rows.size() * sizeof(float2), cudaMemcpyHostToDevice));
+  const size_t half = plan.half_size();
+  ink_rows_ = scratch.allocate_array<float>(size_t(height_) * pw_);
+  row_spectra_ = scratch.allocate_array<float2>(half);
   spectrum_ = scratch.allocate_array<float2>(half);
-  product_ = scratch.allocate_array<float2>(half);
-  SP_CUDA_CHECK(cudaMemset(padded_, 0, padded * sizeof(float)));  // the padding stays zero
-  SP_CUFFT_CHECK(cufftCreate(&r2c_));
-  SP_CUFFT_CHECK(cufftCreate(&c2r_));
+  products_ = scratch.allocate_array<float2>(2 * half);
+  // The spectrum is dead once multiplied; 2h x pw floats fit in its ph x (pw/2+1) complex as ph >= 2h.
+  field_rows_ = reinterpret_cast<float*>(spectrum_);
+  SP_CUDA_CHECK(cudaMemset(row_spectra_, 0, half * sizeof(float2)));  // rows >= h stay zero (see the top)
+
+  for (int* p : {&row_r2c_, &column_forward_, &column_inverse_, &row_c2r_}) SP_CUFFT_CHECK(cufftCreate(p));
   plans_ = true;
-  size_t w1 = 0, w2 = 0;
-  SP_CUFFT_CHECK(cufftSetAutoAllocation(r2c_, 0));
-  SP_CUFFT_CHECK(cufftSetAutoAllocation(c2r_, 0));
-  SP_CUFFT_CHECK(cufftMakePlan2d(r2c_, ph_, pw_, CUFFT_R2C, &w1));
-  SP_CUFFT_CHECK(cufftMakePlan2d(c2r_, ph_, pw_, CUFFT_C2R, &w2));
-  void* work = scratch.allocate(std::max<size_t>({w1, w2, 16}));
-  SP_CUFFT_CHECK(cufftSetWorkArea(r2c_, work));
-  SP_CUFFT_CHECK(cufftSetWorkArea(c2r_, work));
+  const size_t work = std::max<size_t>({
+      make_1d_plan(row_r2c_, pw_, 1, pw_, 1, columns, CUFFT_R2C, height_),
+      make_1d_plan(column_forward_, ph_, columns, 1, columns, 1, CUFFT_C2C, columns),
+      make_1d_plan(column_inverse_, ph_, 2 * columns, 1, 2 * columns, 1, CUFFT_C2C, 2 * columns),
+      make_1d_plan(row_c2r_, pw_, 1, columns, 1, pw_, CUFFT_C2R, 2 * height_),
+      size_t(16),
+  });
+  void* work_area = scratch.allocate(work);
+  for (int p : {row_r2c_, column_forward_, column_inverse_, row_c2r_}) SP_CUFFT_CHECK(cufftSetWorkArea(p, work_area));
 }
 
 void AttractionGpu::compute(const float* ink, const FrameNumbers* numbers, float* fx, float* fy, cudaStream_t stream) {
-  const dim3 rows((width_ + 255) / 256, height_);
-  copy_into<<<rows, 256, 0, stream>>>(ink, width_, height_, width_, padded_, pw_);
+  const int columns = pw_ / 2 + 1;
+  for (int p : {row_r2c_, column_forward_, column_inverse_, row_c2r_}) SP_CUFFT_CHECK(cufftSetStream(p, stream));
+  spread_ink_rows<<<dim3((pw_ + 255) / 256, height_), 256, 0, stream>>>(ink, width_, height_, pw_, ink_rows_);
   SP_CUDA_CHECK_LAUNCH();
-  SP_CUFFT_CHECK(cufftSetStream(r2c_, stream));
-  SP_CUFFT_CHECK(cufftSetStream(c2r_, stream));
-  SP_CUFFT_CHECK(cufftExecR2C(r2c_, padded_, reinterpret_cast<cufftComplex*>(spectrum_)));
-  const size_t half = size_t(ph_) * (pw_ / 2 + 1);
-  const int blocks = int(std::min<size_t>((half + 255) / 256, 4096));
-  for (auto [kernel, out] : {std::pair{kx_hat_, fx}, std::pair{ky_hat_, fy}}) {
-    scale_product<<<blocks, 256, 0, stream>>>(spectrum_, kernel, half, numbers, product_);
-    SP_CUDA_CHECK_LAUNCH();
-    SP_CUFFT_CHECK(cufftExecC2R(c2r_, reinterpret_cast<cufftComplex*>(product_), result_));
-    copy_into<<<rows, 256, 0, stream>>>(result_, width_, height_, pw_, out, width_);
-    SP_CUDA_CHECK_LAUNCH();
-  }
+  auto* row_spectra = reinterpret_cast<cufftComplex*>(row_spectra_);
+  auto* spectrum = reinterpret_cast<cufftComplex*>(spectrum_);
+  auto* products = reinterpret_cast<cufftComplex*>(products_);
+  SP_CUFFT_CHECK(cufftExecR2C(row_r2c_, ink_rows_, row_spectra));
+  SP_CUFFT_CHECK(cufftExecC2C(column_forward_, row_spectra, spectrum, CUFFT_FORWARD));
+  multiply_kernels<<<dim3((columns + 255) / 256, ph_ / 2 + 1), 256, 0, stream>>>(spectrum_, kernel_rows_, columns,
+                                                                                   ph_, numbers, products_);
+  SP_CUDA_CHECK_LAUNCH();
+  SP_CUFFT_CHECK(cufftExecC2C(column_inverse_, products, products, CUFFT_INVERSE));
+  // Only the first h rows of each product: the rows below are the padding's.
+  SP_CUFFT_CHECK(cufftExecC2R(row_c2r_, products, field_rows_));
+  gather_fields<<<dim3((width_ + 255) / 256, height_), 256, 0, stream>>>(field_rows_, width_, height_, pw_, fx, fy);
+  SP_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace sp::halftone

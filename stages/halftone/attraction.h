@@ -8,6 +8,7 @@
 #include "pipeline/cuda_handles.h"
 #include "pipeline/image.h"
 #include "pipeline/scratch.h"
+#include "stages/halftone/float2.h"
 #include "stages/halftone/halftone_math.h"
 
 namespace sp::halftone {
@@ -22,12 +23,23 @@ struct AttractionPlan {
 };
 
 AttractionPlan make_attraction_plan(int width, int height);
+
 // make_attraction_plan's result, made once for concurrent and recent callers.
 AttractionPlan shared_attraction_plan(int width, int height);
+
+// -G_x and -G_y are odd in one axis and even in the other, so their spectra
+// are purely imaginary, kx_hat even and ky_hat odd in the row frequency ky.
+// Rows ky = 0 .. ph/2 of (Im kx_hat, Im ky_hat), each averaged with its
+// mirror row ph - ky so the symmetry holds exactly (FFTW leaves round-off in
+// the real parts and the mirror rows): (ph/2 + 1) x (pw/2 + 1) pairs, half
+// the bytes of the two complex spectra over half the rows.
+std::vector<float2> imaginary_kernel_rows(const AttractionPlan& plan);
 
 // Float64 oracle at one pixel centre (x, y), lambda = 1.
 void direct_attraction(const float* ink, int w, int h, int x, int y, double& fx, double& fy);
 
+// The transforms pruned as on CUDA (AttractionGpu), with FFTW's identical
+// advanced layout, so the CPU run checks the GPU's index arithmetic too.
 class AttractionCpu {
  public:
   explicit AttractionCpu(const AttractionPlan& plan);
@@ -39,15 +51,23 @@ class AttractionCpu {
 
  private:
   const AttractionPlan& plan_;
-  float* padded_ = nullptr;
-  std::complex<float>* spectrum_ = nullptr;
-  std::complex<float>* product_ = nullptr;
-  float* result_ = nullptr;
-  void* r2c_ = nullptr;
-  void* c2r_ = nullptr;
+  std::vector<float2> kernel_rows_;         // imaginary_kernel_rows
+  float* ink_rows_ = nullptr;               // h x pw, zero beyond column w
+  std::complex<float>* row_spectra_ = nullptr;  // ph x (pw/2+1), rows >= h zero for good
+  std::complex<float>* spectrum_ = nullptr;     // ph x (pw/2+1)
+  std::complex<float>* products_ = nullptr;     // ph x 2 (pw/2+1): row y = [x product | y product]
+  float* field_rows_ = nullptr;                 // 2h x pw: row 2y + k = component k of field row y
+  void* row_r2c_ = nullptr;
+  void* column_forward_ = nullptr;
+  void* column_inverse_ = nullptr;
+  void* row_c2r_ = nullptr;
 };
 
-// The same on CUDA (cuFFT; attraction.cu, CUDA builds only); lambda is read from the device's FrameNumbers.
+// The same on CUDA (cuFFT; attraction.cu, CUDA builds only); lambda is read from
+// the device's FrameNumbers. The 2D transforms are pruned to the non-zero
+// quarter: row R2C over the h ink rows, column C2C over the pw/2+1 spectral
+// columns, one product kernel for both components, column C2C inverse over
+// both, row C2R over only the h rows the field needs (attraction.cu).
 class AttractionGpu {
  public:
   AttractionGpu() = default;
@@ -60,13 +80,13 @@ class AttractionGpu {
  private:
   void release();
   int width_ = 0, height_ = 0, pw_ = 0, ph_ = 0;
-  float2* kx_hat_ = nullptr;
-  float2* ky_hat_ = nullptr;
-  float* padded_ = nullptr;
-  float2* spectrum_ = nullptr;
-  float2* product_ = nullptr;
-  float* result_ = nullptr;
-  int r2c_ = 0, c2r_ = 0;  // cufftHandle
+  float2* kernel_rows_ = nullptr;   // imaginary_kernel_rows: (ph/2+1) x (pw/2+1)
+  float* ink_rows_ = nullptr;       // h x pw: the ink, zero beyond column w
+  float2* row_spectra_ = nullptr;   // ph x (pw/2+1): rows < h from the row R2C, rows >= h zero for good
+  float2* spectrum_ = nullptr;      // ph x (pw/2+1): the 2D half spectrum of the padded ink
+  float2* products_ = nullptr;      // ph x 2 (pw/2+1): row y = [x product | y product]
+  float* field_rows_ = nullptr;     // 2h x pw: row 2y + k = component k of field row y (aliases spectrum_)
+  int row_r2c_ = 0, column_forward_ = 0, column_inverse_ = 0, row_c2r_ = 0;  // cufftHandle
   bool plans_ = false;
 };
 

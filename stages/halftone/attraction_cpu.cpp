@@ -1,6 +1,7 @@
 // Attraction field on the CPU (FFTW) and the kernel spectra both backends use.
 #include <fftw3.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "pipeline/parallel.h"
@@ -59,41 +60,104 @@ void direct_attraction(const float* ink, int w, int h, int x, int y, double& fx,
     }
 }
 
-AttractionCpu::AttractionCpu(const AttractionPlan& plan) : plan_(plan) {
-  padded_ = static_cast<float*>(fftwf_malloc(sizeof(float) * plan.padded_size()));
-  result_ = static_cast<float*>(fftwf_malloc(sizeof(float) * plan.padded_size()));
-  spectrum_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * plan.half_size()));
-  product_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * plan.half_size()));
-  std::memset(padded_, 0, sizeof(float) * plan.padded_size());
+std::vector<float2> imaginary_kernel_rows(const AttractionPlan& p) {
+  const int columns = p.pw / 2 + 1, rows = p.ph / 2 + 1;
+  std::vector<float2> out(size_t(rows) * columns);
+  for (int ky = 0; ky < rows; ++ky) {
+    const int mirror = (p.ph - ky) % p.ph;
+    for (int kx = 0; kx < columns; ++kx) {
+      const size_t i = size_t(ky) * columns + kx, m = size_t(mirror) * columns + kx;
+      out[i] = make_float2(0.5f * (p.kx_hat[i].imag() + p.kx_hat[m].imag()),
+                           0.5f * (p.ky_hat[i].imag() - p.ky_hat[m].imag()));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A batch of 1D transforms of length n, element i of transform b at
+// base + b * dist + i * stride: FFTW's advanced layout, as cuFFT's in attraction.cu.
+enum class Transform { r2c, c2r, forward, inverse };
+
+fftwf_plan plan_1d(Transform kind, int n, int batch, void* in, int istride, int idist, void* out, int ostride,
+                   int odist) {
+  int length[1] = {n};
+  auto* cin = reinterpret_cast<fftwf_complex*>(in);
+  auto* cout = reinterpret_cast<fftwf_complex*>(out);
+  switch (kind) {
+    case Transform::r2c:
+      return fftwf_plan_many_dft_r2c(1, length, batch, static_cast<float*>(in), nullptr, istride, idist, cout, nullptr,
+                                     ostride, odist, FFTW_ESTIMATE);
+    case Transform::c2r:  // destroys its input, the products, which are rewritten every frame
+      return fftwf_plan_many_dft_c2r(1, length, batch, cin, nullptr, istride, idist, static_cast<float*>(out), nullptr,
+                                     ostride, odist, FFTW_ESTIMATE);
+    default:
+      return fftwf_plan_many_dft(1, length, batch, cin, nullptr, istride, idist, cout, nullptr, ostride, odist,
+                                 kind == Transform::forward ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
+  }
+}
+
+}  // namespace
+
+AttractionCpu::AttractionCpu(const AttractionPlan& plan) : plan_(plan), kernel_rows_(imaginary_kernel_rows(plan)) {
+  const int h = plan.height, pw = plan.pw, ph = plan.ph, columns = pw / 2 + 1;
+  const size_t half = plan.half_size();
+  ink_rows_ = static_cast<float*>(fftwf_malloc(sizeof(float) * size_t(h) * pw));
+  row_spectra_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * half));
+  spectrum_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * half));
+  products_ = static_cast<std::complex<float>*>(fftwf_malloc(sizeof(fftwf_complex) * 2 * half));
+  field_rows_ = static_cast<float*>(fftwf_malloc(sizeof(float) * 2 * size_t(h) * pw));
+  std::memset(ink_rows_, 0, sizeof(float) * size_t(h) * pw);  // columns >= w stay zero
+  std::fill_n(row_spectra_, half, std::complex<float>());  // rows >= h stay zero
   init_fftw_threads();
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   fftwf_plan_with_nthreads(worker_count());
-  r2c_ = fftwf_plan_dft_r2c_2d(plan.ph, plan.pw, padded_, reinterpret_cast<fftwf_complex*>(spectrum_), FFTW_ESTIMATE);
-  c2r_ = fftwf_plan_dft_c2r_2d(plan.ph, plan.pw, reinterpret_cast<fftwf_complex*>(product_), result_, FFTW_ESTIMATE);
+  row_r2c_ = plan_1d(Transform::r2c, pw, h, ink_rows_, 1, pw, row_spectra_, 1, columns);
+  column_forward_ = plan_1d(Transform::forward, ph, columns, row_spectra_, columns, 1, spectrum_, columns, 1);
+  column_inverse_ = plan_1d(Transform::inverse, ph, 2 * columns, products_, 2 * columns, 1, products_, 2 * columns, 1);
+  row_c2r_ = plan_1d(Transform::c2r, pw, 2 * h, products_, 1, columns, field_rows_, 1, pw);
 }
 
 AttractionCpu::~AttractionCpu() {
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-  fftwf_destroy_plan(static_cast<fftwf_plan>(r2c_));
-  fftwf_destroy_plan(static_cast<fftwf_plan>(c2r_));
-  fftwf_free(padded_);
-  fftwf_free(result_);
+  for (void* p : {row_r2c_, column_forward_, column_inverse_, row_c2r_}) fftwf_destroy_plan(static_cast<fftwf_plan>(p));
+  fftwf_free(ink_rows_);
+  fftwf_free(row_spectra_);
   fftwf_free(spectrum_);
-  fftwf_free(product_);
+  fftwf_free(products_);
+  fftwf_free(field_rows_);
 }
 
 void AttractionCpu::compute(const float* ink, float lambda, float* fx, float* fy) {
   const AttractionPlan& p = plan_;
-  for (int y = 0; y < p.height; ++y) std::memcpy(padded_ + size_t(y) * p.pw, ink + size_t(y) * p.width, sizeof(float) * p.width);
-  fftwf_execute(static_cast<fftwf_plan>(r2c_));
-  for (auto [hat, out] : {std::pair{&p.kx_hat, fx}, std::pair{&p.ky_hat, fy}}) {
-    const std::complex<float>* k = hat->data();
-    parallel_for(int(p.half_size()), [&](int b, int e) {
-      for (int i = b; i < e; ++i) product_[i] = spectrum_[i] * k[i] * lambda;
-    }, 4096);
-    fftwf_execute(static_cast<fftwf_plan>(c2r_));  // C2R overwrites product_: recomputed per component
-    for (int y = 0; y < p.height; ++y)
-      std::memcpy(out + size_t(y) * p.width, result_ + size_t(y) * p.pw, sizeof(float) * p.width);
+  const int w = p.width, h = p.height, pw = p.pw, ph = p.ph, columns = pw / 2 + 1;
+  for (int y = 0; y < h; ++y) std::memcpy(ink_rows_ + size_t(y) * pw, ink + size_t(y) * w, sizeof(float) * w);
+  fftwf_execute(static_cast<fftwf_plan>(row_r2c_));  // out of place: its input (the zero columns) is preserved
+  fftwf_execute(static_cast<fftwf_plan>(column_forward_));
+  // spectrum * i Im(k) per component; rows ky and ph - ky share a kernel row (x even, y odd in ky).
+  parallel_for(ph / 2 + 1, [&](int begin, int end) {
+    for (int ky = begin; ky < end; ++ky) {
+      const int mirror = ph - ky;
+      for (int kx = 0; kx < columns; ++kx) {
+        const float2 k = kernel_rows_[size_t(ky) * columns + kx];
+        const std::complex<float> ikx(0.f, lambda * k.x), iky(0.f, lambda * k.y);
+        const auto write_row = [&](int row, float y_sign) {
+          const std::complex<float> a = spectrum_[size_t(row) * columns + kx];
+          std::complex<float>* out = products_ + size_t(row) * 2 * columns + kx;
+          out[0] = a * ikx;
+          out[columns] = a * iky * y_sign;
+        };
+        write_row(ky, 1.f);
+        if (ky != 0 && mirror != ky) write_row(mirror, -1.f);
+      }
+    }
+  });
+  fftwf_execute(static_cast<fftwf_plan>(column_inverse_));
+  fftwf_execute(static_cast<fftwf_plan>(row_c2r_));  // the first h rows of each product only
+  for (int y = 0; y < h; ++y) {
+    std::memcpy(fx + size_t(y) * w, field_rows_ + size_t(2 * y) * pw, sizeof(float) * w);
+    std::memcpy(fy + size_t(y) * w, field_rows_ + size_t(2 * y + 1) * pw, sizeof(float) * w);
   }
 }
 
