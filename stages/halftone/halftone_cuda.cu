@@ -70,9 +70,9 @@ struct HalftoneStage::Cuda {
   double* moved_partials = nullptr;  // per move block: the squared moves of its dots
   // A warm frame's iterations as one graph: the same ~20 launches per
   // iteration on the same buffers every frame (no shaking: nothing else
-  // changes), so their launch gaps go. The iteration is the body of a
-  // device-side while loop, so a frame stops on convergence without the host
-  // waiting. Made at the first warm frame.
+  // changes), so their launch gaps go. They are the body of a device-side
+  // while loop, so a frame stops on convergence without the host waiting.
+  // Made at the first warm frame.
   cudaGraphExec_t warm_iterations = nullptr;
   cudaStream_t capture_stream = nullptr;  // graphs are recorded here: any stream can launch them
   void drop_graph() {

@@ -40,7 +40,7 @@ std::vector<ParamSpec> halftone_table() {
           "Warm-started frames spread the dots and run the far field's FFTs on every k-th iteration only (the "
           "first of each frame included); the iterations between evaluate that field at the dots' new positions, "
           "and the near field is exact on each. 1 = every iteration, as the seed. The lag, (k - 1) * step, must "
-          "stay within 0.2: beyond it the stale field drives the dots off (docs/perf.md, halftone v5)."),
+          "stay within 0.2: beyond it the stale field drives the dots off (docs/perf.md, halftone v6)."),
       row("step", T::number, 0.1, 1e-4, 1.0,
           "Time step tau in units of the squared mean dot spacing at full ink (the seed's tau = 0.1 at one dot "
           "per pixel). Each move is also capped at one dot spacing."),
