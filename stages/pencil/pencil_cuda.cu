@@ -33,10 +33,11 @@ struct PencilStage::CudaState {
   float* ln_h = nullptr;
   uint8_t* texel_of_pixel = nullptr;  // texture laid over the frame (fixed in screen space)
   gpu::DeviceStrokePlan classify_plan, draw_plan;
-  float* cg[5] = {};
+  float* cg[gpu::kCgFields] = {};
   double* partials = nullptr;
   SolveStats* stats = nullptr;
   int cg_blocks = 0;
+  ChebyshevCoefficients chebyshev;
 };
 
 namespace gpu {
@@ -129,7 +130,8 @@ void PencilStage::configure_cuda(ScratchAllocator& scratch) {
   if (params_.tone_solve == ToneSolve::lu2012) {
     for (float*& v : c.cg) v = scratch.allocate_array<float>(pixels);
     c.cg_blocks = gpu::cg_grid_blocks();
-    c.partials = scratch.allocate_array<double>(2 * size_t(c.cg_blocks) * 3);
+    c.chebyshev = chebyshev_coefficients();
+    c.partials = scratch.allocate_array<double>(2 * size_t(c.cg_blocks) * kSolveSums);
     c.stats = scratch.allocate_array<SolveStats>(1);
     SP_CUDA_CHECK(cudaMemset(c.stats, 0, sizeof(SolveStats)));
   }
@@ -178,11 +180,15 @@ void PencilStage::process_cuda(const RgbaView& in, const RgbaView& out, const Fr
     cg.tolerance = params_.cg_tolerance;
     cg.max_iterations = params_.cg_max_iterations;
     cg.warm = have_history_ ? 1 : 0;
+    cg.chebyshev = c.chebyshev;
     cg.x = c.cg[0];
-    cg.r = c.cg[1];
-    cg.p0 = c.cg[2];
-    cg.p1 = c.cg[3];
-    cg.q = c.cg[4];
+    cg.p = c.cg[1];
+    cg.u = c.cg[2];
+    for (int b = 0; b < 2; ++b) {
+      cg.r[b] = c.cg[3 + b];
+      cg.s[b] = c.cg[5 + b];
+      cg.w[b] = c.cg[7 + b];
+    }
     cg.partials = c.partials;
     cg.stats = c.stats;
     gpu::launch_cg(cg, c.cg_blocks, stream);

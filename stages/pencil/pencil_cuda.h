@@ -7,6 +7,7 @@
 #include "pipeline/image.h"
 #include "stages/pencil/pencil.h"
 #include "stages/pencil/pencil_math.h"
+#include "stages/pencil/pencil_solve.h"
 #include "stages/pencil/pencil_stroke_plan.h"
 
 namespace sp::pencil::gpu {
@@ -80,14 +81,20 @@ struct CgArgs {
   double tolerance = 1e-4;
   int max_iterations = 100;
   int warm = 0;
+  ChebyshevCoefficients chebyshev;
+  // x, p, u are only read where they are written (own tile); r, s, w are read
+  // at the neighbouring tiles' halos, so iteration k reads set k & 1 and
+  // writes the other.
   float* x = nullptr;
-  float* r = nullptr;
-  float* p0 = nullptr;
-  float* p1 = nullptr;
-  float* q = nullptr;
-  double* partials = nullptr;  // 2 buffers * blocks * 3
+  float* p = nullptr;
+  float* u = nullptr;
+  float* r[2] = {nullptr, nullptr};
+  float* s[2] = {nullptr, nullptr};
+  float* w[2] = {nullptr, nullptr};
+  double* partials = nullptr;  // 2 buffers * blocks * kSolveSums
   SolveStats* stats = nullptr;
 };
+constexpr int kCgFields = 9;  // x, p, u, r[2], s[2], w[2]
 // Co-resident block count for the cooperative solve on the current device.
 int cg_grid_blocks();
 void launch_cg(const CgArgs& a, int blocks, cudaStream_t stream);

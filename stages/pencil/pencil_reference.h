@@ -165,6 +165,63 @@ inline std::vector<double> solve_beta(const std::vector<double>& ln_j, const Pen
   return x;
 }
 
+// Plain Jacobi-preconditioned CG (the solver before v3) in double, from x (warm
+// start), to ||b - A x|| <= tolerance ||b||: its iteration count is what the
+// Chebyshev-preconditioned solve must beat.
+inline int jacobi_pcg_iterations(const std::vector<double>& ln_j, const PencilTexture& t, int w, int h,
+                                 double lambda, std::vector<double> x, double tolerance, int max_iterations) {
+  const size_t n = ln_j.size();
+  std::vector<double> lh(n), diag(n), r(n), z(n), p(n), q(n);
+  for (int yy = 0; yy < h; ++yy)
+    for (int xx = 0; xx < w; ++xx) {
+      const size_t i = size_t(yy) * w + xx;
+      lh[i] = ln_h(t, xx, yy);
+      diag[i] = lh[i] * lh[i] + lambda * ((xx > 0) + (xx + 1 < w) + (yy > 0) + (yy + 1 < h));
+    }
+  auto apply = [&](const std::vector<double>& v, std::vector<double>& out) {
+    for (int yy = 0; yy < h; ++yy)
+      for (int xx = 0; xx < w; ++xx) {
+        const size_t i = size_t(yy) * w + xx;
+        double s = lh[i] * lh[i] * v[i];
+        if (xx > 0) s += lambda * (v[i] - v[i - 1]);
+        if (xx + 1 < w) s += lambda * (v[i] - v[i + 1]);
+        if (yy > 0) s += lambda * (v[i] - v[i - w]);
+        if (yy + 1 < h) s += lambda * (v[i] - v[i + w]);
+        out[i] = s;
+      }
+  };
+  apply(x, q);
+  double bb = 0, rr = 0, rz = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double b = lh[i] * ln_j[i];
+    bb += b * b;
+    r[i] = b - q[i];
+    rr += r[i] * r[i];
+    z[i] = r[i] / diag[i];
+    rz += r[i] * z[i];
+  }
+  p = z;
+  int k = 0;
+  for (; k < max_iterations && rr > tolerance * tolerance * bb; ++k) {
+    apply(p, q);
+    double pq = 0;
+    for (size_t i = 0; i < n; ++i) pq += p[i] * q[i];
+    const double alpha = rz / pq;
+    double rz_new = 0;
+    rr = 0;
+    for (size_t i = 0; i < n; ++i) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * q[i];
+      rr += r[i] * r[i];
+      z[i] = r[i] / diag[i];
+      rz_new += r[i] * z[i];
+    }
+    for (size_t i = 0; i < n; ++i) p[i] = z[i] + rz_new / rz * p[i];
+    rz = rz_new;
+  }
+  return k;
+}
+
 inline test::HostImage pencil(const test::HostImage& in, const PencilParams& p, const PencilTexture& fitted) {
   const int w = in.width, h = in.height;
   const std::vector<int> y = luma_plane(in);

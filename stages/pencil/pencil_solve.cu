@@ -1,10 +1,19 @@
-// Lu's beta by Jacobi-preconditioned CG in one cooperative kernel: the whole
-// iteration loop runs on the device (grid-wide syncs between the two passes
-// of an iteration), so there is no per-iteration launch or host readback and
-// the solve stops exactly at its residual. Reductions are deterministic: each
-// block writes a partial, and every block sums the partials in the same order.
-// Data written by other blocks is read with __ldcg (L2), never from a possibly
-// stale L1 line.
+// Lu's beta by Chronopoulos-Gear CG with the Chebyshev preconditioner
+// (pencil_solve.h) in one cooperative kernel: the whole iteration loop runs on
+// the device with ONE grid sync per iteration, so there is no per-iteration
+// launch or host readback and the solve stops exactly at its residual.
+//
+// One iteration is one pass over 32x16 tiles. A block loads w, s, r over its
+// tile plus a halo of kChebyshevSteps pixels, updates s = w + beta s and
+// r -= alpha s there, evaluates u = M r in shared memory (each Chebyshev step
+// needs the previous one at the neighbours, so the valid region shrinks by a
+// pixel a step, down to the 1-pixel halo that w = A u needs), and writes its
+// tile's p, x, s, r, u, w. The halo's r is recomputed from the neighbours'
+// w, s, r instead of exchanged, which is what saves the second grid sync.
+//
+// Reductions are deterministic: each block writes a partial, and every block
+// sums the partials in the same order. Data written by other blocks is read
+// with __ldcg (L2), never from a possibly stale L1 line.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -20,13 +29,9 @@ namespace {
 
 constexpr int kCgThreads = 256;
 constexpr int kCgWarps = kCgThreads / 32;
-constexpr int kSums = 3;  // partial slots per block
-
-struct Terms {
-  float ln_h;
-  float diagonal;
-  int neighbours;
-};
+constexpr int kTileW = 32, kTileH = 16;
+constexpr int kHalo = kChebyshevSteps;  // r is needed this far out; u one pixel less, w only on the tile
+constexpr int kExtW = kTileW + 2 * kHalo, kExtH = kTileH + 2 * kHalo, kExt = kExtW * kExtH;
 
 // ln H of every texel level, staged in shared memory once per block.
 __device__ float* shared_ln_h() {
@@ -34,91 +39,50 @@ __device__ float* shared_ln_h() {
   return table;
 }
 
-__device__ Terms pixel_terms(const CgArgs& a, int i, int x, int y) {
-  Terms t;
-  t.ln_h = shared_ln_h()[a.texel_of_pixel[i]];
-  t.neighbours = neighbour_count(x, y, a.in.width, a.in.height);
-  t.diagonal = system_diagonal(t.ln_h, t.neighbours, a.lambda);
-  return t;
+__device__ float pixel_ln_h(const CgArgs& a, int i) { return shared_ln_h()[a.texel_of_pixel[i]]; }
+
+// (A v) at (x, y), v read at index i and its neighbours i +- 1, i +- stride
+// (the frame's or the shared tile's row); the operation order is the CPU's
+// (pencil_solve_cpu.cpp). Neumann borders: no neighbour past the frame edge.
+template <class Field>
+__device__ float apply_system(const CgArgs& a, float ln_h, int neighbours, int i, int stride, int x, int y,
+                              Field v) {
+  const float c = v(i);
+  float n = 0;
+  if (x > 0) n += v(i - 1);
+  if (x + 1 < a.in.width) n += v(i + 1);
+  if (y > 0) n += v(i - stride);
+  if (y + 1 < a.in.height) n += v(i + stride);
+  return ln_h * ln_h * c + a.lambda * (float(neighbours) * c - n);
 }
 
-constexpr int kHaloTileW = 32 + 2, kHaloTileH = 8 + 2;
-__device__ float* halo_tile() {
-  __shared__ float tile[kHaloTileW * kHaloTileH];
-  return tile;
-}
-
-// Every 32x8 tile once (grid-stride; uniform per block, so fn may sync).
-template <class Fn>
-__device__ void for_tiles(int w, int h, Fn fn) {
-  const int tiles_x = (w + 31) / 32, tiles = tiles_x * ((h + 7) / 8);
-  for (int t = blockIdx.x; t < tiles; t += gridDim.x) fn((t % tiles_x) * 32, (t / tiles_x) * 8);
-}
-
-// Every pixel once, grid-stride over 32x8 tiles: neighbours share cache
-// lines, and x, y come without a division per pixel.
+// Every pixel once, grid-stride over tiles (uniform per block).
 template <class Fn>
 __device__ void for_pixels(int w, int h, Fn fn) {
-  const int tiles_x = (w + 31) / 32, tiles = tiles_x * ((h + 7) / 8);
+  const int tiles_x = (w + kTileW - 1) / kTileW, tiles = tiles_x * ((h + kTileH - 1) / kTileH);
   for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int x = (t % tiles_x) * 32 + int(threadIdx.x & 31), y = (t / tiles_x) * 8 + int(threadIdx.x >> 5);
-    if (x < w && y < h) fn(y * w + x, x, y);
-  }
-}
-
-// for_pixels with kBatch pixels per thread in flight: all loads of a batch
-// (`load`) are issued before any store (`update`), so a thread waits for one
-// memory latency per batch instead of one per pixel. Pixels are updated in
-// for_pixels' order, so per-thread sums add up exactly as there.
-constexpr int kBatch = 4;
-struct Update {
-  float x, p, r, q, diagonal;
-};
-template <class Load, class Store>
-__device__ void for_pixel_batches(int w, int h, Load load, Store update) {
-  const int tiles_x = (w + 31) / 32, tiles = tiles_x * ((h + 7) / 8);
-  for (int t0 = blockIdx.x; t0 < tiles; t0 += kBatch * gridDim.x) {
-    Update u[kBatch];
-    int index[kBatch];
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const int t = t0 + j * gridDim.x;
-      const int x = (t % tiles_x) * 32 + int(threadIdx.x & 31), y = (t / tiles_x) * 8 + int(threadIdx.x >> 5);
-      index[j] = t < tiles && x < w && y < h ? y * w + x : -1;
-      if (index[j] >= 0) load(index[j], x, y, u[j]);
+    const int tx0 = (t % tiles_x) * kTileW, ty0 = (t / tiles_x) * kTileH;
+    for (int e = threadIdx.x; e < kTileW * kTileH; e += kCgThreads) {
+      const int x = tx0 + e % kTileW, y = ty0 + e / kTileW;
+      if (x < w && y < h) fn(y * w + x, x, y);
     }
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j)
-      if (index[j] >= 0) update(index[j], u[j]);
   }
 }
 
-template <class Field>
-__device__ float apply_system(const CgArgs& a, const Terms& t, int i, int x, int y, Field v) {
-  const int w = a.in.width, h = a.in.height;
-  const float c = v(i, x, y);
-  float n = 0;
-  if (x > 0) n += v(i - 1, x - 1, y);
-  if (x + 1 < w) n += v(i + 1, x + 1, y);
-  if (y > 0) n += v(i - w, x, y - 1);
-  if (y + 1 < h) n += v(i + w, x, y + 1);
-  return t.ln_h * t.ln_h * c + a.lambda * (float(t.neighbours) * c - n);
-}
-
-// Block sums of up to kSums values into partials[blockIdx.x * kSums + k].
-__device__ void block_partials(double (&v)[kSums], int count, double* partials) {
-  __shared__ double warp_sums[kCgWarps][kSums];
+// Block sums of kSolveSums values into partials[blockIdx.x * kSolveSums + k].
+__device__ void block_partials(const double (&v)[kSolveSums], double* partials) {
+  __shared__ double warp_sums[kCgWarps][kSolveSums];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int k = 0; k < count; ++k) {
+  for (int k = 0; k < kSolveSums; ++k) {
     double s = v[k];
     for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xFFFFFFFFu, s, off);
     if (lane == 0) warp_sums[warp][k] = s;
   }
   __syncthreads();
-  if (threadIdx.x < count) {
+  if (threadIdx.x < kSolveSums) {
     double s = 0;
     for (int wi = 0; wi < kCgWarps; ++wi) s += warp_sums[wi][threadIdx.x];
-    partials[blockIdx.x * kSums + threadIdx.x] = s;
+    partials[blockIdx.x * kSolveSums + threadIdx.x] = s;
   }
   __syncthreads();
 }
@@ -127,18 +91,18 @@ __device__ void block_partials(double (&v)[kSums], int count, double* partials) 
 // order. Each warp loads its share of the partials with all loads in flight
 // (8 per lane), then lanes and warps are combined in a fixed order.
 constexpr int kPartialsPerLane = 8;
-__device__ void grid_totals(const double* partials, int count, double (&out)[kSums]) {
-  __shared__ double warp_totals[kCgWarps][kSums];
-  __shared__ double totals[kSums];
+__device__ void grid_totals(const double* partials, double (&out)[kSolveSums]) {
+  __shared__ double warp_totals[kCgWarps][kSolveSums];
+  __shared__ double totals[kSolveSums];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int k = 0; k < count; ++k) {
+  for (int k = 0; k < kSolveSums; ++k) {
     double s = 0;
     for (int b0 = threadIdx.x; b0 < gridDim.x; b0 += kCgThreads * kPartialsPerLane) {
       double v[kPartialsPerLane];
 #pragma unroll
       for (int j = 0; j < kPartialsPerLane; ++j) {
         const int b = b0 + j * kCgThreads;
-        v[j] = b < gridDim.x ? __ldcg(&partials[b * kSums + k]) : 0.0;
+        v[j] = b < gridDim.x ? __ldcg(&partials[b * kSolveSums + k]) : 0.0;
       }
 #pragma unroll
       for (int j = 0; j < kPartialsPerLane; ++j) s += v[j];
@@ -147,14 +111,119 @@ __device__ void grid_totals(const double* partials, int count, double (&out)[kSu
     if (lane == 0) warp_totals[warp][k] = s;
   }
   __syncthreads();
-  if (threadIdx.x < count) {
+  if (threadIdx.x < kSolveSums) {
     double s = 0;
     for (int wi = 0; wi < kCgWarps; ++wi) s += warp_totals[wi][threadIdx.x];
     totals[threadIdx.x] = s;
   }
   __syncthreads();
-  for (int k = 0; k < count; ++k) out[k] = totals[k];
+  for (int k = 0; k < kSolveSums; ++k) out[k] = totals[k];
   __syncthreads();
+}
+
+// Shared fields over the extended tile (tile + kHalo on every side).
+struct ExtTile {
+  float r[kExt];
+  float ln_h[kExt];
+  float u[2][kExt];  // Chebyshev ping-pong: a step reads one at the neighbours, writes the other
+  float d[kExt];
+};
+__device__ ExtTile& ext_tile() {
+  __shared__ ExtTile tile;
+  return tile;
+}
+
+// What one pass does before the preconditioner. The setup pass only
+// preconditions the residual it is given; iteration k first steps x and r.
+struct Step {
+  int k = -1;  // -1: setup (u = M r, w = A u on r[0])
+  float alpha = 0, beta = 0;
+};
+
+// One tile of a pass: r (updated by the step) over the extended tile, u = M r,
+// w = A u; accumulates (r, u), (w, u), (r, r) of the tile into sums.
+__device__ void precondition_tile(const CgArgs& a, const Step& st, int tx0, int ty0, double (&sums)[kSolveSums]) {
+  ExtTile& t = ext_tile();
+  const int w = a.in.width, h = a.in.height;
+  const int in_set = st.k < 0 ? 0 : st.k & 1, out_set = st.k < 0 ? 0 : in_set ^ 1;
+  const bool first = st.k <= 0;
+  // Load and step r over the extended tile; the tile's own pixels also step
+  // p, x and store s, r (the halo's belong to other tiles).
+  for (int e = threadIdx.x; e < kExt; e += kCgThreads) {
+    const int ex = e % kExtW, ey = e / kExtW, x = tx0 - kHalo + ex, y = ty0 - kHalo + ey;
+    if (x < 0 || x >= w || y < 0 || y >= h) continue;  // never read: the stencil stops at the frame edge
+    const int i = y * w + x;
+    const float ln_h = pixel_ln_h(a, i);
+    float r = __ldcg(&a.r[in_set][i]);
+    const bool own = ex >= kHalo && ex < kHalo + kTileW && ey >= kHalo && ey < kHalo + kTileH;
+    if (st.k >= 0) {
+      const float wv = __ldcg(&a.w[in_set][i]);
+      const float ap = first ? wv : wv + st.beta * __ldcg(&a.s[in_set][i]);
+      r = r - st.alpha * ap;
+      if (own) {
+        const float p = first ? a.u[i] : a.u[i] + st.beta * a.p[i];
+        a.p[i] = p;
+        a.x[i] += st.alpha * p;
+        a.s[out_set][i] = ap;
+        a.r[out_set][i] = r;
+      }
+    }
+    t.r[e] = r;
+    t.ln_h[e] = ln_h;
+    const ChebyshevState c =
+        chebyshev_first(r, system_diagonal(ln_h, neighbour_count(x, y, w, h), a.lambda), a.chebyshev.first);
+    t.u[0][e] = c.u;
+    t.d[e] = c.d;
+  }
+  __syncthreads();
+  // Chebyshev step j is valid kHalo - j pixels out.
+  for (int j = 1; j < kChebyshevSteps; ++j) {
+    const int margin = j;  // cells of the extended tile left out on each side
+    const int span_w = kExtW - 2 * margin, span = span_w * (kExtH - 2 * margin);
+    const float* u_in = t.u[(j - 1) & 1];
+    float* u_out = t.u[j & 1];
+    for (int c = threadIdx.x; c < span; c += kCgThreads) {
+      const int ex = margin + c % span_w, ey = margin + c / span_w, x = tx0 - kHalo + ex, y = ty0 - kHalo + ey;
+      if (x < 0 || x >= w || y < 0 || y >= h) continue;
+      const int e = ey * kExtW + ex, neighbours = neighbour_count(x, y, w, h);
+      const float a_u = apply_system(a, t.ln_h[e], neighbours, e, kExtW, x, y, [&](int n) { return u_in[n]; });
+      const ChebyshevState next =
+          chebyshev_step({u_in[e], t.d[e]}, t.r[e], a_u, system_diagonal(t.ln_h[e], neighbours, a.lambda),
+                         a.chebyshev.keep[j], a.chebyshev.push[j]);
+      u_out[e] = next.u;
+      t.d[e] = next.d;
+    }
+    __syncthreads();
+  }
+  // w = A u on the tile; u and w to memory for the next iteration.
+  const float* u_last = t.u[(kChebyshevSteps - 1) & 1];
+  for (int c = threadIdx.x; c < kTileW * kTileH; c += kCgThreads) {
+    const int x = tx0 + c % kTileW, y = ty0 + c / kTileW;
+    if (x >= w || y >= h) continue;
+    const int e = (y - ty0 + kHalo) * kExtW + (x - tx0 + kHalo), i = y * w + x;
+    const float u = u_last[e], r = t.r[e];
+    const float wv = apply_system(a, t.ln_h[e], neighbour_count(x, y, w, h), e, kExtW, x, y,
+                                  [&](int n) { return u_last[n]; });
+    a.u[i] = u;
+    a.w[out_set][i] = wv;
+    sums[0] += double(r) * u;
+    sums[1] += double(wv) * u;
+    sums[2] += double(r) * r;
+  }
+  __syncthreads();  // the next tile overwrites the shared fields
+}
+
+// One pass over every tile, then its reduction: the totals (r, u), (w, u), (r, r).
+__device__ void pass(const CgArgs& a, const Step& st, double* partials, double (&totals)[kSolveSums]) {
+  cg::grid_group grid = cg::this_grid();
+  const int w = a.in.width, h = a.in.height;
+  const int tiles_x = (w + kTileW - 1) / kTileW, tiles = tiles_x * ((h + kTileH - 1) / kTileH);
+  double sums[kSolveSums] = {0, 0, 0};
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+    precondition_tile(a, st, (tile % tiles_x) * kTileW, (tile / tiles_x) * kTileH, sums);
+  block_partials(sums, partials);
+  grid.sync();
+  grid_totals(partials, totals);
 }
 
 __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
@@ -164,94 +233,48 @@ __global__ void __launch_bounds__(kCgThreads) cg_kernel(CgArgs a) {
   __syncthreads();
   // Partials alternate between two buffers: a block writes buffer X only after
   // the next grid sync, when every block has finished reading X.
-  double* partials[2] = {a.partials, a.partials + size_t(gridDim.x) * kSums};
+  double* partials[2] = {a.partials, a.partials + size_t(gridDim.x) * kSolveSums};
   int use = 0;
-  double sums[kSums], totals[kSums];
+  double totals[kSolveSums];
 
   if (!a.warm) for_pixels(w, h, [&](int i, int, int) { a.x[i] = 0.f; });
   grid.sync();
-  sums[0] = sums[1] = sums[2] = 0;
+  // r = b - A x0 into set 0; b.b.
+  double sums[kSolveSums] = {0, 0, 0};
   for_pixels(w, h, [&](int i, int x, int y) {
-    const Terms t = pixel_terms(a, i, x, y);
-    const float rhs = t.ln_h * a.ln_j[luma8_rgba(a.in.row32(y)[x])];
-    const float ax = apply_system(a, t, i, x, y, [&](int j, int, int) { return __ldcg(&a.x[j]); });
-    const float r = rhs - ax;
-    a.r[i] = r;
+    const float ln_h = pixel_ln_h(a, i);
+    const float rhs = ln_h * a.ln_j[luma8_rgba(a.in.row32(y)[x])];
+    const float ax =
+        apply_system(a, ln_h, neighbour_count(x, y, w, h), i, w, x, y, [&](int j) { return __ldcg(&a.x[j]); });
+    a.r[0][i] = rhs - ax;
     sums[0] += double(rhs) * rhs;
-    sums[1] += double(r) * r / t.diagonal;
-    sums[2] += double(r) * r;
   });
-  block_partials(sums, 3, partials[use]);
+  block_partials(sums, partials[use]);
   grid.sync();
-  grid_totals(partials[use], 3, totals);
+  grid_totals(partials[use], totals);
   use ^= 1;
-
   const double bb = totals[0];
-  double rz = totals[1], rr = totals[2], rz_prev = 1;
+  double rr = 0;
   int iterations = 0;
   if (bb <= 0) {
     for_pixels(w, h, [&](int i, int, int) { a.x[i] = 0.f; });
-    rr = 0;
   } else {
     const double target = a.tolerance * a.tolerance * bb;
-    for (int k = 0; k < a.max_iterations && rr > target; ++k) {
-      const float beta_k = k == 0 ? 0.f : float(rz / rz_prev);
-      float* p_new = (k & 1) ? a.p1 : a.p0;
-      const float* p_old = (k & 1) ? a.p0 : a.p1;
-      auto direction = [&](int j, int x, int y) {
-        const float z = __ldcg(&a.r[j]) / pixel_terms(a, j, x, y).diagonal;
-        return k == 0 ? z : z + beta_k * __ldcg(&p_old[j]);
-      };
-      sums[0] = 0;
-      // p over the tile and its 1-pixel halo, once into shared memory; q = A p
-      // reads the neighbours there (each p from L2 once, not five times).
-      for_tiles(w, h, [&](int tx0, int ty0) {
-        for (int e = threadIdx.x; e < kHaloTileW * kHaloTileH; e += blockDim.x) {
-          const int gx = tx0 - 1 + e % kHaloTileW, gy = ty0 - 1 + e / kHaloTileW;
-          halo_tile()[e] = gx >= 0 && gx < w && gy >= 0 && gy < h ? direction(gy * w + gx, gx, gy) : 0.f;
-        }
-        __syncthreads();
-        const int x = tx0 + int(threadIdx.x & 31), y = ty0 + int(threadIdx.x >> 5);
-        if (x < w && y < h) {
-          const int i = y * w + x;
-          auto from_tile = [&](int, int xx, int yy) { return halo_tile()[(yy - ty0 + 1) * kHaloTileW + xx - tx0 + 1]; };
-          const Terms t = pixel_terms(a, i, x, y);
-          const float p = from_tile(i, x, y);
-          const float q = apply_system(a, t, i, x, y, from_tile);
-          p_new[i] = p;
-          a.q[i] = q;
-          sums[0] += double(p) * q;
-        }
-        __syncthreads();
-      });
-      block_partials(sums, 1, partials[use]);
-      grid.sync();
-      grid_totals(partials[use], 1, totals);
+    pass(a, Step{}, partials[use], totals);
+    use ^= 1;
+    rr = totals[2];
+    CgScalars scalars;
+    bool usable = rr > target && scalars.next(totals[0], totals[1], true);
+    // Uniform: every block holds the same totals, so all leave together.
+    for (int k = 0; usable && k < a.max_iterations; ++k) {
+      pass(a, Step{k, float(scalars.alpha), float(scalars.beta)}, partials[use], totals);
       use ^= 1;
-      const double pq = totals[0];
-      if (!(pq > 0)) break;  // uniform: every block holds the same totals
-      const float alpha = float(rz / pq);
-      sums[0] = sums[1] = 0;
-      for_pixel_batches(w, h, [&](int i, int x, int y, Update& u) {
-        u.x = a.x[i], u.p = p_new[i], u.r = a.r[i], u.q = a.q[i];
-        u.diagonal = pixel_terms(a, i, x, y).diagonal;
-      }, [&](int i, const Update& u) {
-        a.x[i] = u.x + alpha * u.p;
-        const float r = u.r - alpha * u.q;
-        a.r[i] = r;
-        sums[0] += double(r) * r / u.diagonal;
-        sums[1] += double(r) * r;
-      });
-      block_partials(sums, 2, partials[use]);
-      grid.sync();
-      grid_totals(partials[use], 2, totals);
-      use ^= 1;
-      rz_prev = rz;
-      rz = totals[0];
-      rr = totals[1];
+      rr = totals[2];
       iterations = k + 1;
+      usable = rr > target && scalars.next(totals[0], totals[1], false);
     }
   }
+  // The solution is x; the caller reads it after the kernel.
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.stats->iterations = iterations;
     a.stats->relative_residual = bb > 0 ? float(sqrt(rr / bb)) : 0.f;

@@ -1,3 +1,5 @@
+// Chronopoulos-Gear CG with the Chebyshev preconditioner on the CPU: the same
+// per-pixel arithmetic as pencil_solve.cu, in whole-frame passes.
 #include <algorithm>
 #include <cmath>
 
@@ -6,6 +8,23 @@
 #include "stages/pencil/pencil_solve.h"
 
 namespace sp::pencil {
+
+ChebyshevCoefficients chebyshev_coefficients() {
+  // Saad, Iterative Methods, Alg. 12.1 (Chebyshev acceleration) on [low, 2],
+  // started from u = 0: a fixed polynomial in D^-1 A applied to D^-1 r.
+  const double low = kChebyshevLow, high = 2.0;
+  const double theta = (high + low) / 2, delta = (high - low) / 2, sigma = theta / delta;
+  ChebyshevCoefficients c;
+  c.first = float(1 / theta);
+  double rho_prev = 1 / sigma;
+  for (int j = 1; j < kChebyshevSteps; ++j) {
+    const double rho = 1 / (2 * sigma - rho_prev);
+    c.keep[j] = float(rho * rho_prev);
+    c.push[j] = float(2 * rho / delta);
+    rho_prev = rho;
+  }
+  return c;
+}
 
 namespace {
 
@@ -23,19 +42,19 @@ PixelTerms terms(const BetaSystem& s, int x, int y) {
   return t;
 }
 
-// (A v)(x, y) for a field given as a function of the pixel index.
-template <class Field>
-float apply_system(const BetaSystem& s, const PixelTerms& t, int x, int y, Field&& v) {
+// (A v)(x, y); the same order of operations as the CUDA kernel.
+float apply_system(const BetaSystem& s, const PixelTerms& t, int x, int y, const float* v) {
   const size_t i = size_t(y) * s.width + x;
-  const float c = v(i, x, y);
+  const float c = v[i];
   float neighbours = 0;
-  if (x > 0) neighbours += v(i - 1, x - 1, y);
-  if (x + 1 < s.width) neighbours += v(i + 1, x + 1, y);
-  if (y > 0) neighbours += v(i - s.width, x, y - 1);
-  if (y + 1 < s.height) neighbours += v(i + s.width, x, y + 1);
+  if (x > 0) neighbours += v[i - 1];
+  if (x + 1 < s.width) neighbours += v[i + 1];
+  if (y > 0) neighbours += v[i - s.width];
+  if (y + 1 < s.height) neighbours += v[i + s.width];
   return t.ln_h * t.ln_h * c + s.lambda * (float(t.neighbours) * c - neighbours);
 }
 
+// fn(b, y0, y1) over fixed row blocks; each block's sums land in partials[b * kSolveSums + k].
 template <class Fn>
 void for_row_blocks(int height, Fn&& fn) {
   const int blocks = (height + kSolveRowsPerBlock - 1) / kSolveRowsPerBlock;
@@ -45,105 +64,118 @@ void for_row_blocks(int height, Fn&& fn) {
   });
 }
 
-double sum_partials(const double* partials, int blocks, int stride, int which) {
-  double sum = 0;
-  for (int b = 0; b < blocks; ++b) sum += partials[size_t(b) * stride + which];
-  return sum;
+template <class Fn>
+void for_pixels(const BetaSystem& s, Fn&& fn) {
+  parallel_for(s.height, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y)
+      for (int x = 0; x < s.width; ++x) fn(size_t(y) * s.width + x, x, y);
+  });
+}
+
+void total(const double* partials, int height, double (&out)[kSolveSums]) {
+  const int blocks = (height + kSolveRowsPerBlock - 1) / kSolveRowsPerBlock;
+  for (int k = 0; k < kSolveSums; ++k) {
+    out[k] = 0;
+    for (int b = 0; b < blocks; ++b) out[k] += partials[size_t(b) * kSolveSums + k];
+  }
+}
+
+void chebyshev_cpu(const BetaSystem& s, CgVectors& v, const ChebyshevCoefficients& c) {
+  float* u_prev = v.chebyshev[0];
+  float* d = v.chebyshev[1];
+  // Step j writes u_{j+1}; the last step writes v.u. Ping-pong so a step reads
+  // the previous u at the neighbours while it writes the next.
+  float* targets[2] = {kChebyshevSteps % 2 == 1 ? v.u : u_prev, kChebyshevSteps % 2 == 1 ? u_prev : v.u};
+  for_pixels(s, [&](size_t i, int x, int y) {
+    const ChebyshevState st = chebyshev_first(v.r[i], terms(s, x, y).diagonal, c.first);
+    targets[0][i] = st.u;
+    d[i] = st.d;
+  });
+  for (int j = 1; j < kChebyshevSteps; ++j) {
+    const float* u_in = targets[(j - 1) & 1];
+    float* u_out = targets[j & 1];
+    for_pixels(s, [&](size_t i, int x, int y) {
+      const PixelTerms t = terms(s, x, y);
+      const ChebyshevState st =
+          chebyshev_step({u_in[i], d[i]}, v.r[i], apply_system(s, t, x, y, u_in), t.diagonal, c.keep[j], c.push[j]);
+      u_out[i] = st.u;
+      d[i] = st.d;
+    });
+  }
+}
+
+// u = M r, then w = A u; returns (r, u), (w, u), (r, r).
+void precondition(const BetaSystem& s, CgVectors& v, const ChebyshevCoefficients& c, double* partials,
+                  double (&sums)[kSolveSums]) {
+  chebyshev_cpu(s, v, c);
+  for_row_blocks(s.height, [&](int b, int y0, int y1) {
+    double ru = 0, wu = 0, rr = 0;
+    for (int y = y0; y < y1; ++y)
+      for (int x = 0; x < s.width; ++x) {
+        const size_t i = size_t(y) * s.width + x;
+        const float w = apply_system(s, terms(s, x, y), x, y, v.u);
+        v.w[i] = w;
+        ru += double(v.r[i]) * v.u[i];
+        wu += double(w) * v.u[i];
+        rr += double(v.r[i]) * v.r[i];
+      }
+    partials[size_t(b) * kSolveSums + 0] = ru;
+    partials[size_t(b) * kSolveSums + 1] = wu;
+    partials[size_t(b) * kSolveSums + 2] = rr;
+  });
+  total(partials, s.height, sums);
 }
 
 }  // namespace
 
+void apply_preconditioner_cpu(const BetaSystem& s, CgVectors& v) { chebyshev_cpu(s, v, chebyshev_coefficients()); }
+
 SolveStats solve_beta_cpu(const BetaSystem& s, CgVectors& v, double* partials, bool warm, double tolerance,
                           int max_iterations) {
-  const int w = s.width, blocks = (s.height + kSolveRowsPerBlock - 1) / kSolveRowsPerBlock;
-  // r = b - A x0, partials: b.b, r.z, r.r.
-  double init[3] = {0, 0, 0};
-  // Two slots per block: b.b and r.z first, then r.r in a second pass.
-  if (!warm) {
-    parallel_for(s.height, [&](int y0, int y1) {
-      std::fill(v.x + size_t(y0) * w, v.x + size_t(y1) * w, 0.f);
-    });
-  }
+  if (!warm) for_pixels(s, [&](size_t i, int, int) { v.x[i] = 0.f; });
+  // r = b - A x0; partials: b.b.
   for_row_blocks(s.height, [&](int b, int y0, int y1) {
-    double bb = 0, rz = 0;
-    for (int y = y0; y < y1; ++y) {
-      for (int x = 0; x < w; ++x) {
-        const size_t i = size_t(y) * w + x;
+    double bb = 0;
+    for (int y = y0; y < y1; ++y)
+      for (int x = 0; x < s.width; ++x) {
+        const size_t i = size_t(y) * s.width + x;
         const PixelTerms t = terms(s, x, y);
         const float rhs = t.ln_h * s.ln_j_by_luma[s.luma[i]];
-        const float ax = apply_system(s, t, x, y, [&](size_t j, int, int) { return v.x[j]; });
-        const float r = rhs - ax;
-        v.r[i] = r;
+        v.r[i] = rhs - apply_system(s, t, x, y, v.x);
         bb += double(rhs) * rhs;
-        rz += double(r) * r / t.diagonal;
       }
-    }
-    partials[2 * size_t(b)] = bb;
-    partials[2 * size_t(b) + 1] = rz;
+    partials[size_t(b) * kSolveSums] = bb;
+    partials[size_t(b) * kSolveSums + 1] = partials[size_t(b) * kSolveSums + 2] = 0;
   });
-  init[0] = sum_partials(partials, blocks, 2, 0);
-  init[1] = sum_partials(partials, blocks, 2, 1);
-  for_row_blocks(s.height, [&](int b, int y0, int y1) {
-    double rr = 0;
-    for (size_t i = size_t(y0) * w; i < size_t(y1) * w; ++i) rr += double(v.r[i]) * v.r[i];
-    partials[2 * size_t(b)] = rr;
-  });
-  init[2] = sum_partials(partials, blocks, 2, 0);
-
+  double sums[kSolveSums];
+  total(partials, s.height, sums);
+  const double bb = sums[0];
   SolveStats stats;
-  const double bb = init[0];
   if (bb <= 0) {
-    parallel_for(s.height, [&](int y0, int y1) { std::fill(v.x + size_t(y0) * w, v.x + size_t(y1) * w, 0.f); });
+    for_pixels(s, [&](size_t i, int, int) { v.x[i] = 0.f; });
     return stats;
   }
+  const ChebyshevCoefficients c = chebyshev_coefficients();
+  precondition(s, v, c, partials, sums);
   const double target = tolerance * tolerance * bb;
-  double rz = init[1], rr = init[2], rz_prev = 1;
-  for (int k = 0; k < max_iterations && rr > target; ++k) {
-    const float beta_k = k == 0 ? 0.f : float(rz / rz_prev);
-    float* p_new = v.p[k & 1];
-    const float* p_old = v.p[(k + 1) & 1];
-    // p = z + beta_k p_old, recomputed at the neighbours so no pass is needed in between.
-    auto direction = [&](size_t j, int x, int y) {
-      const float z = v.r[j] / terms(s, x, y).diagonal;
-      return k == 0 ? z : z + beta_k * p_old[j];
-    };
-    for_row_blocks(s.height, [&](int b, int y0, int y1) {
-      double pq = 0;
-      for (int y = y0; y < y1; ++y) {
-        for (int x = 0; x < w; ++x) {
-          const size_t i = size_t(y) * w + x;
-          const PixelTerms t = terms(s, x, y);
-          const float p = direction(i, x, y);
-          const float q = apply_system(s, t, x, y, direction);
-          p_new[i] = p;
-          v.q[i] = q;
-          pq += double(p) * q;
-        }
-      }
-      partials[2 * size_t(b)] = pq;
+  double rr = sums[2];
+  CgScalars scalars;
+  bool usable = rr > target && scalars.next(sums[0], sums[1], true);
+  for (int k = 0; usable && k < max_iterations; ++k) {
+    // p = u + beta p, s = w + beta s (= A p), x += alpha p, r -= alpha s.
+    const float alpha = float(scalars.alpha), beta = float(scalars.beta);
+    for_pixels(s, [&](size_t i, int, int) {
+      const float p = k == 0 ? v.u[i] : v.u[i] + beta * v.p[i];
+      const float ap = k == 0 ? v.w[i] : v.w[i] + beta * v.s[i];
+      v.p[i] = p;
+      v.s[i] = ap;
+      v.x[i] += alpha * p;
+      v.r[i] -= alpha * ap;
     });
-    const double pq = sum_partials(partials, blocks, 2, 0);
-    if (!(pq > 0)) break;  // breakdown: A is SPD, so only from round-off at convergence
-    const float alpha = float(rz / pq);
-    for_row_blocks(s.height, [&](int b, int y0, int y1) {
-      double rz_new = 0, rr_new = 0;
-      for (int y = y0; y < y1; ++y) {
-        for (int x = 0; x < w; ++x) {
-          const size_t i = size_t(y) * w + x;
-          v.x[i] += alpha * p_new[i];
-          const float r = v.r[i] - alpha * v.q[i];
-          v.r[i] = r;
-          rz_new += double(r) * r / terms(s, x, y).diagonal;
-          rr_new += double(r) * r;
-        }
-      }
-      partials[2 * size_t(b)] = rz_new;
-      partials[2 * size_t(b) + 1] = rr_new;
-    });
-    rz_prev = rz;
-    rz = sum_partials(partials, blocks, 2, 0);
-    rr = sum_partials(partials, blocks, 2, 1);
+    precondition(s, v, c, partials, sums);
+    rr = sums[2];
     stats.iterations = k + 1;
+    usable = rr > target && scalars.next(sums[0], sums[1], false);
   }
   stats.relative_residual = float(std::sqrt(rr / bb));
   return stats;

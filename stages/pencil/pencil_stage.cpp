@@ -57,12 +57,10 @@ Size PencilStage::configure(Size input, Backend backend, ScratchAllocator& scrat
     b.classified = scratch.allocate_array<uint16_t>(pixels);
     b.sp = scratch.allocate_array<uint32_t>(pixels);
     if (params_.tone_solve == ToneSolve::lu2012) {
-      b.cg.x = scratch.allocate_array<float>(pixels);
-      b.cg.r = scratch.allocate_array<float>(pixels);
-      b.cg.p[0] = scratch.allocate_array<float>(pixels);
-      b.cg.p[1] = scratch.allocate_array<float>(pixels);
-      b.cg.q = scratch.allocate_array<float>(pixels);
-      b.partials = scratch.allocate_array<double>(2 * size_t(input.height / kSolveRowsPerBlock + 1));
+      for (float** field : {&b.cg.x, &b.cg.r, &b.cg.u, &b.cg.w, &b.cg.p, &b.cg.s, &b.cg.chebyshev[0],
+                            &b.cg.chebyshev[1]})
+        *field = scratch.allocate_array<float>(pixels);
+      b.partials = scratch.allocate_array<double>(solve_partials_count(input.height));
     }
   } else {
     cpu_.reset();
@@ -123,10 +121,10 @@ double PencilStage::floor_bytes(Size in, Size) const {
   // input (histogram, combine) are L2 hits at that size and are not counted.
   double bytes = 24.0 * pixels;
   if (params_.tone_solve == ToneSolve::lu2012) {
-    // Per CG iteration: pass 1 reads r, p_old, texture and writes p, q (17 B);
-    // pass 2 reads x, p, q, r, texture and writes x, r (25 B).
+    // Per CG iteration, one pass (CUDA): reads w, s, r, u, p, x and the texel,
+    // writes s, r, u, w, p, x (49 B; the halo's re-reads hit L1/L2).
     const int iterations = std::max(1, last_solve().iterations);
-    bytes += 42.0 * pixels * iterations;
+    bytes += 49.0 * pixels * iterations;
   }
   return bytes;
 }
