@@ -249,10 +249,14 @@ double HalftoneStage::floor_bytes(Size in, Size out) const {
   // Per iteration and particle: the spread touches (2m)^2 grid floats (read +
   // write), the interpolation reads (2m)^2 complex values; the FFTs pass the
   // n^2 grid a few times. Counted at the frame's iteration count.
+  // A lagged iteration (far_field_every) interpolates but neither spreads nor transforms.
   const double m2 = 4.0 * plan_.window.m * plan_.window.m;
-  const double per_iteration = capacity_ * 0.5 * (m2 * 8 + m2 * 8 + 64) + double(plan_.grid_points()) * 8 * 6;
-  const int iterations = frames_done_ > 1 ? settings_.video_iterations : settings_.iterations;
-  return Stage::floor_bytes(in, out) + per_iteration * iterations;
+  const double lagged = capacity_ * 0.5 * (m2 * 8 + 64);
+  const double full = lagged + capacity_ * 0.5 * m2 * 8 + double(plan_.grid_points()) * 8 * 6;
+  const bool warm = frames_done_ > 1;
+  const int iterations = warm ? settings_.video_iterations : settings_.iterations;
+  const int spread = warm ? (iterations + settings_.far_field_every - 1) / settings_.far_field_every : iterations;
+  return Stage::floor_bytes(in, out) + full * spread + lagged * (iterations - spread);
 }
 
 StageCounters HalftoneStage::counters() const {
