@@ -93,18 +93,10 @@ TEST(HalftoneCuda, AttractionMatchesCpu) {
         ref += double(fx[i]) * fx[i] + double(fy[i]) * fy[i];
       }
       EXPECT_LT(std::sqrt(diff / ref), 1e-5);
-      double err = 0, direct_ref = 0;
-      for (int y = 1; y < h; y += 5)
-        for (int x = 0; x < w; x += 3) {
-          double dx, dy;
-          direct_attraction(ink.data(), w, h, x, y, dx, dy);
-          const size_t i = size_t(y) * w + x;
-          err += std::pow(gx[i] - numbers.lambda * dx, 2) + std::pow(gy[i] - numbers.lambda * dy, 2);
-          direct_ref += std::pow(numbers.lambda * dx, 2) + std::pow(numbers.lambda * dy, 2);
-        }
+      const double vs_direct = attraction_error_vs_direct(ink, w, h, numbers.lambda, gx, gy, 3, 5, 1);
       std::printf("attraction %dx%d, GPU vs CPU: relative RMS %.3g; vs direct: %.3g\n", w, h, std::sqrt(diff / ref),
-                  std::sqrt(err / direct_ref));
-      EXPECT_LT(std::sqrt(err / direct_ref), 1e-4);
+                  vs_direct);
+      EXPECT_LT(vs_direct, 1e-4);
     }
     for (void* p : {static_cast<void*>(d_ink), static_cast<void*>(d_numbers), static_cast<void*>(d_fx),
                     static_cast<void*>(d_fy)})

@@ -9,6 +9,7 @@
 
 #include "pipeline/buffer_pool.h"
 #include "pipeline/stage.h"
+#include "stages/halftone/attraction.h"
 #include "stages/halftone/halftone.h"
 #include "tests/support/test_support.h"
 
@@ -224,6 +225,23 @@ inline void expect_cuda_dots_track_cpu(const Params& p, uint64_t seed, StageCoun
   EXPECT_LE(far, int(pc.size() / 200)) << far << " of " << pc.size();
 }
 #endif
+
+// Relative RMS of an attraction field (fx, fy) against lambda times the
+// float64 direct sum, on every step_x-th column and step_y-th row from row y0.
+template <class Field>
+double attraction_error_vs_direct(const std::vector<float>& ink, int w, int h, float lambda, const Field& fx,
+                                  const Field& fy, int step_x, int step_y, int y0 = 0) {
+  double err = 0, ref = 0;
+  for (int y = y0; y < h; y += step_y)
+    for (int x = 0; x < w; x += step_x) {
+      double dx, dy;
+      direct_attraction(ink.data(), w, h, x, y, dx, dy);
+      const size_t i = size_t(y) * w + x;
+      err += std::pow(fx[i] - lambda * dx, 2) + std::pow(fy[i] - lambda * dy, 2);
+      ref += std::pow(lambda * dx, 2) + std::pow(lambda * dy, 2);
+    }
+  return std::sqrt(err / ref);
+}
 
 // Video helpers of the convergence tests (video_tolerance).
 // A w x h window panning right by `step` pixels a frame over a wider photo.

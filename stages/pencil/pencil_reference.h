@@ -125,24 +125,28 @@ inline double ln_h(const PencilTexture& t, int x, int y) {
   return std::log(v / 255.0);
 }
 
+// out = (diag(ln^2 H) + lambda L) v, Neumann borders, in double.
+inline void apply_beta_system(const std::vector<double>& lh, int w, int h, double lambda, const std::vector<double>& v,
+                              std::vector<double>& out) {
+  for (int yy = 0; yy < h; ++yy)
+    for (int xx = 0; xx < w; ++xx) {
+      const size_t i = size_t(yy) * w + xx;
+      double s = lh[i] * lh[i] * v[i];
+      if (xx > 0) s += lambda * (v[i] - v[i - 1]);
+      if (xx + 1 < w) s += lambda * (v[i] - v[i + 1]);
+      if (yy > 0) s += lambda * (v[i] - v[i - w]);
+      if (yy + 1 < h) s += lambda * (v[i] - v[i + w]);
+      out[i] = s;
+    }
+}
+
 // (diag(ln^2 H) + lambda L) beta = ln H ln J in double by plain CG to 1e-12.
 inline std::vector<double> solve_beta(const std::vector<double>& ln_j, const PencilTexture& t, int w, int h, double lambda) {
   const size_t n = ln_j.size();
   std::vector<double> lh(n), b(n), x(n, 0.0), r(n), p(n), q(n);
   for (int yy = 0; yy < h; ++yy)
     for (int xx = 0; xx < w; ++xx) lh[size_t(yy) * w + xx] = ln_h(t, xx, yy);
-  auto apply = [&](const std::vector<double>& v, std::vector<double>& out) {
-    for (int yy = 0; yy < h; ++yy)
-      for (int xx = 0; xx < w; ++xx) {
-        const size_t i = size_t(yy) * w + xx;
-        double s = lh[i] * lh[i] * v[i];
-        if (xx > 0) s += lambda * (v[i] - v[i - 1]);
-        if (xx + 1 < w) s += lambda * (v[i] - v[i + 1]);
-        if (yy > 0) s += lambda * (v[i] - v[i - w]);
-        if (yy + 1 < h) s += lambda * (v[i] - v[i + w]);
-        out[i] = s;
-      }
-  };
+  auto apply = [&](const std::vector<double>& v, std::vector<double>& out) { apply_beta_system(lh, w, h, lambda, v, out); };
   double bb = 0;
   for (size_t i = 0; i < n; ++i) bb += (b[i] = lh[i] * ln_j[i]) * b[i];
   r = b;
@@ -178,18 +182,7 @@ inline int jacobi_pcg_iterations(const std::vector<double>& ln_j, const PencilTe
       lh[i] = ln_h(t, xx, yy);
       diag[i] = lh[i] * lh[i] + lambda * ((xx > 0) + (xx + 1 < w) + (yy > 0) + (yy + 1 < h));
     }
-  auto apply = [&](const std::vector<double>& v, std::vector<double>& out) {
-    for (int yy = 0; yy < h; ++yy)
-      for (int xx = 0; xx < w; ++xx) {
-        const size_t i = size_t(yy) * w + xx;
-        double s = lh[i] * lh[i] * v[i];
-        if (xx > 0) s += lambda * (v[i] - v[i - 1]);
-        if (xx + 1 < w) s += lambda * (v[i] - v[i + 1]);
-        if (yy > 0) s += lambda * (v[i] - v[i - w]);
-        if (yy + 1 < h) s += lambda * (v[i] - v[i + w]);
-        out[i] = s;
-      }
-  };
+  auto apply = [&](const std::vector<double>& v, std::vector<double>& out) { apply_beta_system(lh, w, h, lambda, v, out); };
   apply(x, q);
   double bb = 0, rr = 0, rz = 0;
   for (size_t i = 0; i < n; ++i) {
