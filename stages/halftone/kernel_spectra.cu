@@ -83,7 +83,7 @@ int blocks(int threads) { return (threads + kThreads - 1) / kThreads; }
 
 }  // namespace
 
-void make_kernel_hat_on_device(const FastsumPlan& plan, float2* transposed_hat) {
+size_t make_kernel_hat_on_device(const FastsumPlan& plan, float2* transposed_hat) {
   const int N = plan.N;
   OneShotFft fft;
   size_t work_bytes = 0;
@@ -97,9 +97,10 @@ void make_kernel_hat_on_device(const FastsumPlan& plan, float2* transposed_hat) 
   transposed_coefficients<<<dim3(blocks(N), N), kThreads>>>(samples.as<double2>(), N, transposed_hat);
   SP_CUDA_CHECK_LAUNCH();
   SP_CUDA_CHECK(cudaStreamSynchronize(0));  // report a failure here, before the temporaries go
+  return size_t(N) * N * sizeof(double2) + work_bytes;
 }
 
-void make_attraction_kernel_rows_on_device(const AttractionPlan& plan, float2* rows) {
+size_t make_attraction_kernel_rows_on_device(const AttractionPlan& plan, float2* rows) {
   const int pw = plan.pw, ph = plan.ph, columns = pw / 2 + 1;
   const size_t padded = plan.padded_size(), half = plan.half_size();
   // -G_x and -G_y as one batch of two 2D R2C transforms.
@@ -118,6 +119,7 @@ void make_attraction_kernel_rows_on_device(const AttractionPlan& plan, float2* r
   imaginary_rows<<<dim3(blocks(columns), ph / 2 + 1), kThreads>>>(hat, hat + half, pw, ph, rows);
   SP_CUDA_CHECK_LAUNCH();
   SP_CUDA_CHECK(cudaStreamSynchronize(0));  // report a failure here, before the temporaries go
+  return 2 * padded * sizeof(float) + 2 * half * sizeof(float2) + work_bytes;
 }
 
 }  // namespace sp::halftone

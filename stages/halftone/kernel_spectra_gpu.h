@@ -12,9 +12,11 @@ namespace sp::halftone {
 
 // b_j of host_kernel_hat (fastsum.h) transposed as DevicePlan::kernel_hat
 // reads it: index (j1 + N/2) * N + j2 + N/2, N x N float2 on the device.
-void make_kernel_hat_on_device(const FastsumPlan& plan, float2* transposed_hat);
+// Returns the device bytes it borrowed meanwhile (samples and cuFFT's work area).
+size_t make_kernel_hat_on_device(const FastsumPlan& plan, float2* transposed_hat);
 
-// imaginary_kernel_rows (attraction.h): (ph/2+1) x (pw/2+1) float2 on the device.
-void make_attraction_kernel_rows_on_device(const AttractionPlan& plan, float2* rows);
+// imaginary_kernel_rows (attraction.h): (ph/2+1) x (pw/2+1) float2 on the
+// device. Returns the device bytes it borrowed meanwhile.
+size_t make_attraction_kernel_rows_on_device(const AttractionPlan& plan, float2* rows);
 
 }  // namespace sp::halftone
