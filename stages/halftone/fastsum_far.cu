@@ -17,7 +17,6 @@
 
 #include "pipeline/cuda_check.h"
 #include "pipeline/errors.h"
-#include "pipeline/log.h"
 #include "stages/halftone/cufft_check.h"
 #include "stages/halftone/fastsum_gpu.h"
 #include "stages/halftone/kernel_spectra_gpu.h"
@@ -214,8 +213,7 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
                       (plan.cells_y + dp_.spread_cells - 1) / dp_.spread_cells);
   const size_t rows = size_t(dp_.rows), hw = size_t(n / 2 + 1), nn = size_t(n);
   auto* hat = scratch.allocate_array<float2>(size_t(N) * N);
-  const size_t borrowed = make_kernel_hat_on_device(plan, hat);
-  log_debug("halftone: kernel coefficients made on the device (N = {}, {} MB of temporaries)", N, borrowed >> 20);
+  make_kernel_hat_on_device(plan, hat);
   auto* deconv = scratch.allocate_array<float>(plan.deconv.size());
   SP_CUDA_CHECK(cudaMemcpy(deconv, plan.deconv.data(), plan.deconv.size() * sizeof(float), cudaMemcpyHostToDevice));
   dp_.kernel_hat = hat;

@@ -7,6 +7,7 @@
 // kernel_spectra.cu) transform the very same samples in the same layout, and
 // the host result is the device's oracle in the tests.
 #include <cmath>
+#include <cstddef>
 
 #include "pipeline/hd.h"
 #include "stages/halftone/float2.h"
