@@ -1,5 +1,6 @@
 // Attraction field on CUDA: the CPU's FFT convolution (attraction_cpu.cpp)
-// with cuFFT and the same kernel spectra, the 2D transforms pruned to where
+// with cuFFT and the same kernel spectra (made on the device,
+// kernel_spectra.cu), the 2D transforms pruned to where
 // the data is. Of the ph x pw padded grid only the h x w ink block is
 // non-zero on the way in and only the h x w field block is read on the way
 // out, so the forward row transform runs over h rows and the inverse row
@@ -22,6 +23,7 @@
 #include "pipeline/cuda_check.h"
 #include "stages/halftone/attraction.h"
 #include "stages/halftone/cufft_check.h"
+#include "stages/halftone/kernel_spectra_gpu.h"
 
 namespace sp::halftone {
 
@@ -94,10 +96,8 @@ void AttractionGpu::configure(const AttractionPlan& plan, ScratchAllocator& scra
   pw_ = plan.pw;
   ph_ = plan.ph;
   const int columns = pw_ / 2 + 1;
-  const std::vector<float2> kernel_rows = imaginary_kernel_rows(plan);
-  kernel_rows_ = scratch.allocate_array<float2>(kernel_rows.size());
-  SP_CUDA_CHECK(
-      cudaMemcpy(kernel_rows_, kernel_rows.data(), kernel_rows.size() * sizeof(float2), cudaMemcpyHostToDevice));
+  kernel_rows_ = scratch.allocate_array<float2>(size_t(ph_ / 2 + 1) * columns);
+  make_attraction_kernel_rows_on_device(plan, kernel_rows_);
   const size_t half = plan.half_size();
   ink_rows_ = scratch.allocate_array<float>(size_t(height_) * pw_);
   row_spectra_ = scratch.allocate_array<float2>(half);

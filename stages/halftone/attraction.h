@@ -3,6 +3,7 @@
 // the pixel centres, as one FFT convolution per frame on a zero-padded grid
 // (linear, not circular); the particles sample it bilinearly.
 #include <complex>
+#include <memory>
 #include <vector>
 
 #include "pipeline/cuda_handles.h"
@@ -13,19 +14,25 @@
 
 namespace sp::halftone {
 
+// The sizes only (cheap): the kernel's spectra are made where they are used,
+// on the host for AttractionCpu (host_attraction_spectra) and on the device
+// for AttractionGpu (kernel_spectra.cu), from the same samples
+// (attraction_kernel_sample, kernel_samples.h).
 struct AttractionPlan {
   int width = 0, height = 0;
   int pw = 0, ph = 0;  // padded grid (>= 2 w, 2 h)
-  // Half spectra (ph x (pw/2+1)) of -G_x and -G_y, divided by pw * ph.
-  std::vector<std::complex<float>> kx_hat, ky_hat;
   size_t half_size() const { return size_t(ph) * (pw / 2 + 1); }
   size_t padded_size() const { return size_t(ph) * pw; }
 };
 
 AttractionPlan make_attraction_plan(int width, int height);
 
-// make_attraction_plan's result, made once for concurrent and recent callers.
-AttractionPlan shared_attraction_plan(int width, int height);
+// Half spectra (ph x (pw/2+1)) of -G_x and -G_y, divided by pw * ph: two
+// float FFTW R2C transforms of the padded grid (0.3 s at 1080p).
+struct AttractionSpectra {
+  std::vector<std::complex<float>> kx_hat, ky_hat;
+};
+AttractionSpectra host_attraction_spectra(const AttractionPlan& plan);
 
 // -G_x and -G_y are odd in one axis and even in the other, so their spectra
 // are purely imaginary, kx_hat even and ky_hat odd in the row frequency ky.
@@ -33,7 +40,10 @@ AttractionPlan shared_attraction_plan(int width, int height);
 // mirror row ph - ky so the symmetry holds exactly (FFTW leaves round-off in
 // the real parts and the mirror rows): (ph/2 + 1) x (pw/2 + 1) pairs, half
 // the bytes of the two complex spectra over half the rows.
-std::vector<float2> imaginary_kernel_rows(const AttractionPlan& plan);
+std::vector<float2> imaginary_kernel_rows(const AttractionPlan& plan, const AttractionSpectra& spectra);
+// imaginary_kernel_rows of host_attraction_spectra, made once for concurrent
+// and recent callers (the CPU backend's segment workers and colour channels).
+std::shared_ptr<const std::vector<float2>> shared_host_kernel_rows(const AttractionPlan& plan);
 
 // Float64 oracle at one pixel centre (x, y), lambda = 1.
 void direct_attraction(const float* ink, int w, int h, int x, int y, double& fx, double& fy);
@@ -51,7 +61,7 @@ class AttractionCpu {
 
  private:
   const AttractionPlan& plan_;
-  std::vector<float2> kernel_rows_;         // imaginary_kernel_rows
+  std::shared_ptr<const std::vector<float2>> kernel_rows_;  // imaginary_kernel_rows
   float* ink_rows_ = nullptr;               // h x pw, zero beyond column w
   std::complex<float>* row_spectra_ = nullptr;  // ph x (pw/2+1), rows >= h zero for good
   std::complex<float>* spectrum_ = nullptr;     // ph x (pw/2+1)
@@ -80,7 +90,7 @@ class AttractionGpu {
  private:
   void release();
   int width_ = 0, height_ = 0, pw_ = 0, ph_ = 0;
-  float2* kernel_rows_ = nullptr;   // imaginary_kernel_rows: (ph/2+1) x (pw/2+1)
+  float2* kernel_rows_ = nullptr;   // imaginary_kernel_rows, made on the device: (ph/2+1) x (pw/2+1)
   float* ink_rows_ = nullptr;       // h x pw: the ink, zero beyond column w
   float2* row_spectra_ = nullptr;   // ph x (pw/2+1): rows < h from the row R2C, rows >= h zero for good
   float2* spectrum_ = nullptr;      // ph x (pw/2+1): the 2D half spectrum of the padded ink

@@ -1,4 +1,5 @@
-// Attraction field on the CPU (FFTW) and the kernel spectra both backends use.
+// Attraction field on the CPU (FFTW) and its kernel spectra (the CUDA
+// backend makes its own on the device, kernel_spectra.cu).
 #include <fftw3.h>
 
 #include <algorithm>
@@ -7,14 +8,10 @@
 #include "pipeline/parallel.h"
 #include "stages/halftone/attraction.h"
 #include "stages/halftone/fastsum.h"
+#include "stages/halftone/kernel_samples.h"
 #include "stages/halftone/recent_plans.h"
 
 namespace sp::halftone {
-
-AttractionPlan shared_attraction_plan(int width, int height) {
-  static RecentPlans<std::pair<int, int>, AttractionPlan> recent(4);
-  return *recent.get({width, height}, [&] { return make_attraction_plan(width, height); });
-}
 
 AttractionPlan make_attraction_plan(int width, int height) {
   AttractionPlan p;
@@ -22,31 +19,38 @@ AttractionPlan make_attraction_plan(int width, int height) {
   p.height = height;
   p.pw = nice_fft_size(2.0 * width);
   p.ph = nice_fft_size(2.0 * height);
-  std::vector<float> gx(p.padded_size(), 0.f), gy(p.padded_size(), 0.f);
+  return p;
+}
+
+AttractionSpectra host_attraction_spectra(const AttractionPlan& p) {
   // conv(x) = sum_y ink(y) G(x - y) with G(d) = d / |d|^2; F_A = -lambda conv.
-  const float norm = -1.f / (float(p.pw) * float(p.ph));
-  parallel_for(2 * height - 1, [&](int begin, int end) {  // each dy is its own row of the padded grid
-    for (int dy = begin - height + 1; dy < end - height + 1; ++dy)
-      for (int dx = -width + 1; dx < width; ++dx) {
-        if (dx == 0 && dy == 0) continue;
-        const float r2 = float(dx * dx + dy * dy);
-        const size_t i = size_t((dy + p.ph) % p.ph) * p.pw + (dx + p.pw) % p.pw;
-        gx[i] = norm * dx / r2;
-        gy[i] = norm * dy / r2;
+  std::vector<float> gx(p.padded_size()), gy(p.padded_size());
+  parallel_for(p.ph, [&](int begin, int end) {
+    for (int py = begin; py < end; ++py)
+      for (int px = 0; px < p.pw; ++px) {
+        const size_t i = size_t(py) * p.pw + px;
+        attraction_kernel_sample(px, py, p.width, p.height, p.pw, p.ph, gx[i], gy[i]);
       }
   });
-  p.kx_hat.resize(p.half_size());
-  p.ky_hat.resize(p.half_size());
+  AttractionSpectra s;
+  s.kx_hat.resize(p.half_size());
+  s.ky_hat.resize(p.half_size());
   init_fftw_threads();
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   fftwf_plan_with_nthreads(worker_count());
-  for (auto [g, hat] : {std::pair{&gx, &p.kx_hat}, std::pair{&gy, &p.ky_hat}}) {
+  for (auto [g, hat] : {std::pair{&gx, &s.kx_hat}, std::pair{&gy, &s.ky_hat}}) {
     fftwf_plan r2c = fftwf_plan_dft_r2c_2d(p.ph, p.pw, g->data(), reinterpret_cast<fftwf_complex*>(hat->data()),
                                            FFTW_ESTIMATE);
     fftwf_execute(r2c);
     fftwf_destroy_plan(r2c);
   }
-  return p;
+  return s;
+}
+
+std::shared_ptr<const std::vector<float2>> shared_host_kernel_rows(const AttractionPlan& plan) {
+  static RecentPlans<std::pair<int, int>, std::vector<float2>> recent(4);
+  return recent.get({plan.width, plan.height},
+                    [&] { return imaginary_kernel_rows(plan, host_attraction_spectra(plan)); });
 }
 
 void direct_attraction(const float* ink, int w, int h, int x, int y, double& fx, double& fy) {
@@ -60,17 +64,14 @@ void direct_attraction(const float* ink, int w, int h, int x, int y, double& fx,
     }
 }
 
-std::vector<float2> imaginary_kernel_rows(const AttractionPlan& p) {
+std::vector<float2> imaginary_kernel_rows(const AttractionPlan& p, const AttractionSpectra& s) {
   const int columns = p.pw / 2 + 1, rows = p.ph / 2 + 1;
+  const auto* kx = reinterpret_cast<const float*>(s.kx_hat.data());
+  const auto* ky = reinterpret_cast<const float*>(s.ky_hat.data());
   std::vector<float2> out(size_t(rows) * columns);
-  for (int ky = 0; ky < rows; ++ky) {
-    const int mirror = (p.ph - ky) % p.ph;
-    for (int kx = 0; kx < columns; ++kx) {
-      const size_t i = size_t(ky) * columns + kx, m = size_t(mirror) * columns + kx;
-      out[i] = make_float2(0.5f * (p.kx_hat[i].imag() + p.kx_hat[m].imag()),
-                           0.5f * (p.ky_hat[i].imag() - p.ky_hat[m].imag()));
-    }
-  }
+  for (int row = 0; row < rows; ++row)
+    for (int column = 0; column < columns; ++column)
+      out[size_t(row) * columns + column] = imaginary_kernel_row_entry(kx, ky, p.pw, p.ph, row, column);
   return out;
 }
 
@@ -100,7 +101,7 @@ fftwf_plan plan_1d(Transform kind, int n, int batch, void* in, int istride, int 
 
 }  // namespace
 
-AttractionCpu::AttractionCpu(const AttractionPlan& plan) : plan_(plan), kernel_rows_(imaginary_kernel_rows(plan)) {
+AttractionCpu::AttractionCpu(const AttractionPlan& plan) : plan_(plan), kernel_rows_(shared_host_kernel_rows(plan)) {
   const int h = plan.height, pw = plan.pw, ph = plan.ph, columns = pw / 2 + 1;
   const size_t half = plan.half_size();
   ink_rows_ = static_cast<float*>(fftwf_malloc(sizeof(float) * size_t(h) * pw));
@@ -132,6 +133,7 @@ AttractionCpu::~AttractionCpu() {
 void AttractionCpu::compute(const float* ink, float lambda, float* fx, float* fy) {
   const AttractionPlan& p = plan_;
   const int w = p.width, h = p.height, pw = p.pw, ph = p.ph, columns = pw / 2 + 1;
+  const float2* kernel_rows = kernel_rows_->data();
   for (int y = 0; y < h; ++y) std::memcpy(ink_rows_ + size_t(y) * pw, ink + size_t(y) * w, sizeof(float) * w);
   fftwf_execute(static_cast<fftwf_plan>(row_r2c_));  // out of place: its input (the zero columns) is preserved
   fftwf_execute(static_cast<fftwf_plan>(column_forward_));
@@ -140,7 +142,7 @@ void AttractionCpu::compute(const float* ink, float lambda, float* fx, float* fy
     for (int ky = begin; ky < end; ++ky) {
       const int mirror = ph - ky;
       for (int kx = 0; kx < columns; ++kx) {
-        const float2 k = kernel_rows_[size_t(ky) * columns + kx];
+        const float2 k = kernel_rows[size_t(ky) * columns + kx];
         const std::complex<float> ikx(0.f, lambda * k.x), iky(0.f, lambda * k.y);
         const auto write_row = [&](int row, float y_sign) {
           const std::complex<float> a = spectrum_[size_t(row) * columns + kx];

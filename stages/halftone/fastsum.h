@@ -2,17 +2,22 @@
 // NFFT-based fast summation of the repulsive forces
 //   F_a = sum_{b != a} (p_a - p_b) / |p_a - p_b|^2   (the gradient of log r)
 // after Teuber et al. (2011) and Gwosdek et al. (2011), see README.md. The
-// plan (sizes, kernel Fourier coefficients, near-field polynomial) is built
-// once on the host in double precision; FastsumCpu (FFTW) and the CUDA
-// kernels in fastsum.cu run the per-iteration algorithm on it.
+// plan (sizes, regularized kernel, window, near-field polynomial) is cheap
+// and built on the host in double precision for both backends; the kernel's
+// Fourier coefficients (an N x N FFT, the stage's start-up) are made where
+// they are used: FastsumCpu with FFTW (host_kernel_hat), FastsumGpu with
+// cuFFT (kernel_spectra.cu). FastsumCpu and the CUDA kernels in fastsum.cu
+// run the per-iteration algorithm on them.
 #include "stages/halftone/float2.h"
 
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "stages/halftone/halftone_math.h"
+#include "stages/halftone/kernel_samples.h"
 
 namespace sp::halftone {
 
@@ -32,9 +37,7 @@ struct FastsumPlan {
   float grid_per_pixel = 0;     // scale * n
   Window window;
   NearKernel near;  // in pixel units
-  // b_j = coefficients of grad K_R, x + i y packed, j in [-N/2, N/2)^2,
-  // index (j2 + N/2) * N + (j1 + N/2); the Nyquist row and column are zero.
-  std::vector<std::complex<float>> kernel_hat;
+  RegularizedKernel regularized;  // torus units; its gradient's samples give b_j
   std::vector<float> deconv;  // 1 / c_j^2 (D applied twice), j in [-N/2, N/2)
   // Uniform cells of at least eps_I for the near field and the particle sort.
   int cells_x = 0, cells_y = 0;
@@ -44,10 +47,17 @@ struct FastsumPlan {
   size_t grid_points() const { return size_t(n) * n; }
 };
 
+// Sizes, window, kernels and deconvolution: N + O(p^3) work, no transform.
 FastsumPlan make_fastsum_plan(int width, int height, const FastsumSettings& settings);
-// make_fastsum_plan's result, made once for concurrent and recent callers
-// (recent_plans.h): a copy, ~64 MB of kernel coefficients at 1080p.
-FastsumPlan shared_fastsum_plan(int width, int height, const FastsumSettings& settings);
+
+// b_j = coefficients of grad K_R, x + i y packed, j in [-N/2, N/2)^2, index
+// (j2 + N/2) * N + (j1 + N/2); the Nyquist row and column are zero. N x N
+// samples and a float64 N x N FFTW transform: 0.7 s at 1080p (N = 2828).
+using KernelHat = std::vector<std::complex<float>>;
+KernelHat host_kernel_hat(const FastsumPlan& plan);
+// host_kernel_hat made once for concurrent and recent callers (recent_plans.h):
+// the CPU backend's segment workers and colour channels share it.
+std::shared_ptr<const KernelHat> shared_host_kernel_hat(const FastsumPlan& plan);
 std::mutex& fftw_planner_mutex();
 // FFTW's thread support, float and double, set up once; then planners may
 // ask for worker_count() threads.
@@ -98,6 +108,7 @@ class FastsumCpu {
   void interpolate(int count, float2* force) const;
 
   const FastsumPlan& plan_;
+  std::shared_ptr<const KernelHat> kernel_hat_;
   int capacity_;
   std::vector<int> cell_start_, cell_key_;
   std::vector<float2> sorted_;

@@ -18,7 +18,8 @@ namespace {
 int wrap(int i, int n) { return ((i % n) + n) % n; }
 }  // namespace
 
-FastsumCpu::FastsumCpu(const FastsumPlan& plan, int capacity) : plan_(plan), capacity_(capacity) {
+FastsumCpu::FastsumCpu(const FastsumPlan& plan, int capacity)
+    : plan_(plan), kernel_hat_(shared_host_kernel_hat(plan)), capacity_(capacity) {
   const size_t n = size_t(plan.n);
   cell_start_.assign(size_t(plan.cells()) + 1, 0);
   cell_key_.resize(capacity);
@@ -113,6 +114,7 @@ void FastsumCpu::spread(const float2* pos, int count) {
 void FastsumCpu::multiply() {
   const FastsumPlan& p = plan_;
   const int N = p.N, n = p.n, hw = n / 2 + 1;
+  const std::complex<float>* hat = kernel_hat_->data();
   parallel_for(N - 1, [&](int b, int e) {
     for (int r = b; r < e; ++r) {
       const int j2 = r - N / 2 + 1;
@@ -120,7 +122,7 @@ void FastsumCpu::multiply() {
         const std::complex<float> g = j1 >= 0 ? half_[size_t(wrap(j2, n)) * hw + j1]
                                               : std::conj(half_[size_t(wrap(-j2, n)) * hw - j1]);
         const float d = p.deconv[j1 + N / 2] * p.deconv[j2 + N / 2];
-        band_[size_t(wrap(j2, n)) * n + wrap(j1, n)] = g * (p.kernel_hat[size_t(j2 + N / 2) * N + j1 + N / 2] * d);
+        band_[size_t(wrap(j2, n)) * n + wrap(j1, n)] = g * (hat[size_t(j2 + N / 2) * N + j1 + N / 2] * d);
       }
     }
   });

@@ -19,6 +19,7 @@
 #include "pipeline/errors.h"
 #include "stages/halftone/cufft_check.h"
 #include "stages/halftone/fastsum_gpu.h"
+#include "stages/halftone/kernel_spectra_gpu.h"
 
 namespace sp::halftone {
 
@@ -211,11 +212,8 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
   spread_grid_ = dim3((plan.cells_x + dp_.spread_cells - 1) / dp_.spread_cells,
                       (plan.cells_y + dp_.spread_cells - 1) / dp_.spread_cells);
   const size_t rows = size_t(dp_.rows), hw = size_t(n / 2 + 1), nn = size_t(n);
-  std::vector<std::complex<float>> transposed(size_t(N) * N);
-  for (int a = 0; a < N; ++a)
-    for (int b = 0; b < N; ++b) transposed[size_t(b) * N + a] = plan.kernel_hat[size_t(a) * N + b];
-  auto* hat = scratch.allocate_array<float2>(transposed.size());
-  SP_CUDA_CHECK(cudaMemcpy(hat, transposed.data(), transposed.size() * sizeof(float2), cudaMemcpyHostToDevice));
+  auto* hat = scratch.allocate_array<float2>(size_t(N) * N);
+  make_kernel_hat_on_device(plan, hat);
   auto* deconv = scratch.allocate_array<float>(plan.deconv.size());
   SP_CUDA_CHECK(cudaMemcpy(deconv, plan.deconv.data(), plan.deconv.size() * sizeof(float), cudaMemcpyHostToDevice));
   dp_.kernel_hat = hat;

@@ -1,6 +1,7 @@
 // Host-side set-up of the fast summation: sizes, the regularized kernel
-// (two-point Taylor pieces near 0 and near the torus boundary), its Fourier
-// coefficients (FFTW, double) and the window's Fourier transform.
+// (two-point Taylor pieces near 0 and near the torus boundary), the window's
+// Fourier transform, and for the CPU backend the kernel's Fourier
+// coefficients (FFTW, double; the CUDA backend's are in kernel_spectra.cu).
 #include <fftw3.h>
 #include <fmt/format.h>
 
@@ -108,37 +109,32 @@ std::vector<double> boundary_taylor(int p, double r0, double eps_b) {
   return solve(a, rhs);
 }
 
-struct Regularized {
-  double eps_i, eps_b;
-  std::vector<double> inner;     // a_j
-  std::vector<double> boundary;  // in t
-
-  double gradient_over_r(double r) const {
-    if (r < eps_i) {
-      const double q2 = (r / eps_i) * (r / eps_i);
-      double s = 0, qp = 1;
-      for (size_t j = 1; j < inner.size(); ++j, qp *= q2) s += 2.0 * j * inner[j] * qp;
-      return s / (eps_i * eps_i);
-    }
-    if (r <= 0.5 - eps_b) return 1.0 / (r * r);
-    if (r >= 0.5) return 0.0;
-    const double t = (r - (0.5 - eps_b)) / eps_b;
-    double dp = 0;
-    for (size_t e = 1; e < boundary.size(); ++e) dp += e * boundary[e] * std::pow(t, double(e - 1));
-    return dp / eps_b / r;
-  }
-};
-
-Regularized regularized_of(const FastsumPlan& plan) {
-  return {plan.eps_i, plan.eps_b, inner_taylor(plan.near.terms + 1),
-          boundary_taylor(plan.near.terms + 1, 0.5 - plan.eps_b, plan.eps_b)};
+RegularizedKernel regularized_kernel(double eps_i, double eps_b, int p) {
+  RegularizedKernel k;
+  k.eps_i = eps_i;
+  k.eps_b = eps_b;
+  const std::vector<double> inner = inner_taylor(p), boundary = boundary_taylor(p, 0.5 - eps_b, eps_b);
+  k.inner_terms = int(inner.size());
+  std::copy(inner.begin(), inner.end(), k.inner);
+  k.boundary_terms = int(boundary.size());
+  std::copy(boundary.begin(), boundary.end(), k.boundary);
+  return k;
 }
 
-void kernel_coefficients(FastsumPlan& plan) {
+}  // namespace
+
+double kb_fourier(const FastsumPlan& plan, int k) {
+  const double b = plan.window.b, m = plan.window.m, w = 2 * M_PI * k / plan.n;
+  const double peak = std::sinh(b * m) / (M_PI * m);
+  return std::cyl_bessel_i(0.0, m * std::sqrt(b * b - w * w)) / peak;
+}
+
+double regularized_gradient_over_r(const FastsumPlan& plan, double r) { return plan.regularized.gradient_over_r(r); }
+
+KernelHat host_kernel_hat(const FastsumPlan& plan) {
   const int N = plan.N;
-  const Regularized reg = regularized_of(plan);
-  // N^2 samples and an N^2 float64 FFT: at 1080p (N = 2828) the stage's
-  // start-up, so both use every core.
+  // N^2 samples and an N^2 float64 FFT: at 1080p (N = 2828) the CPU
+  // backend's start-up, so both use every core.
   // Not zeroed: every entry is written, samples by the threads below (which
   // also spreads the first touch of 2 x 128 MB over them), hat by the FFT.
   using Buffer = std::unique_ptr<std::complex<double>[], decltype(&fftw_free)>;
@@ -149,11 +145,11 @@ void kernel_coefficients(FastsumPlan& plan) {
   };
   const Buffer samples = buffer(), hat = buffer();
   parallel_for(N, [&](int begin, int end) {
-    for (int k2 = begin - N / 2; k2 < end - N / 2; ++k2)
-      for (int k1 = -N / 2; k1 < N / 2; ++k1) {
-        const double x = double(k1) / N, y = double(k2) / N;
-        const double g = reg.gradient_over_r(std::hypot(x, y));
-        samples[size_t((k2 + N) % N) * N + (k1 + N) % N] = {g * x, g * y};
+    for (int s2 = begin; s2 < end; ++s2)
+      for (int s1 = 0; s1 < N; ++s1) {
+        double gx = 0, gy = 0;
+        regularized_gradient_sample(plan.regularized, N, s1, s2, gx, gy);
+        samples[size_t(s2) * N + s1] = {gx, gy};
       }
   });
   init_fftw_threads();
@@ -169,32 +165,24 @@ void kernel_coefficients(FastsumPlan& plan) {
     std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     fftw_destroy_plan(fwd);
   }
-  plan.kernel_hat.assign(size_t(N) * N, {0.f, 0.f});  // row and column -N/2 stay zero
-  const double norm = 1.0 / (double(N) * N);
-  parallel_for(N - 1, [&](int begin, int end) {
-    for (int j2 = begin - N / 2 + 1; j2 < end - N / 2 + 1; ++j2)
-      for (int j1 = -N / 2 + 1; j1 < N / 2; ++j1) {
-        const std::complex<double> b = hat[size_t((j2 + N) % N) * N + (j1 + N) % N] * norm;
-        plan.kernel_hat[size_t(j2 + N / 2) * N + (j1 + N / 2)] = std::complex<float>(b);
+  KernelHat out(size_t(N) * N);
+  const auto* spectrum = reinterpret_cast<const double*>(hat.get());
+  parallel_for(N, [&](int begin, int end) {
+    for (int j2 = begin - N / 2; j2 < end - N / 2; ++j2)
+      for (int j1 = -N / 2; j1 < N / 2; ++j1) {
+        const float2 b = kernel_coefficient(spectrum, N, j1, j2);
+        out[size_t(j2 + N / 2) * N + (j1 + N / 2)] = {b.x, b.y};
       }
   });
-  plan.deconv.resize(N);
-  for (int j = -N / 2; j < N / 2; ++j) {
-    const double c = kb_fourier(plan, j);
-    plan.deconv[j + N / 2] = float(1.0 / (c * c));
-  }
+  return out;
 }
 
-}  // namespace
-
-double kb_fourier(const FastsumPlan& plan, int k) {
-  const double b = plan.window.b, m = plan.window.m, w = 2 * M_PI * k / plan.n;
-  const double peak = std::sinh(b * m) / (M_PI * m);
-  return std::cyl_bessel_i(0.0, m * std::sqrt(b * b - w * w)) / peak;
-}
-
-double regularized_gradient_over_r(const FastsumPlan& plan, double r) {
-  return regularized_of(plan).gradient_over_r(r);
+std::shared_ptr<const KernelHat> shared_host_kernel_hat(const FastsumPlan& plan) {
+  // b_j depends on N and the regularized kernel only (not on the frame size).
+  using Key = std::tuple<int, double, double, int>;
+  static RecentPlans<Key, KernelHat> recent(4);
+  return recent.get({plan.N, plan.eps_i, plan.eps_b, plan.regularized.inner_terms},
+                    [&] { return host_kernel_hat(plan); });
 }
 
 FastsumPlan make_fastsum_plan(int width, int height, const FastsumSettings& s) {
@@ -227,15 +215,13 @@ FastsumPlan make_fastsum_plan(int width, int height, const FastsumSettings& s) {
   plan.cells_y = std::max(1, int(height / plan.near.eps));
   plan.cell_w = float(width) / plan.cells_x;
   plan.cell_h = float(height) / plan.cells_y;
-  kernel_coefficients(plan);
+  plan.regularized = regularized_kernel(plan.eps_i, plan.eps_b, s.p);
+  plan.deconv.resize(plan.N);
+  for (int j = -plan.N / 2; j < plan.N / 2; ++j) {
+    const double c = kb_fourier(plan, j);
+    plan.deconv[j + plan.N / 2] = float(1.0 / (c * c));
+  }
   return plan;
-}
-
-FastsumPlan shared_fastsum_plan(int width, int height, const FastsumSettings& s) {
-  using Key = std::tuple<int, int, int, int, double, double>;
-  static RecentPlans<Key, FastsumPlan> recent(4);
-  return *recent.get({width, height, s.m, s.p, s.sigma, s.near_radius_px},
-                     [&] { return make_fastsum_plan(width, height, s); });
 }
 
 }  // namespace sp::halftone

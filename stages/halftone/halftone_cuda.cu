@@ -305,7 +305,7 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   c.fastsum.configure(plan_, capacity_, scratch);
   if (settings_.direct) c.direct.configure(capacity_, scratch);
   if (settings_.lookup_map) c.lookup_map.configure(size_.width, size_.height, capacity_, map_slot_px_, scratch);
-  c.attraction_plan = shared_attraction_plan(size_.width, size_.height);
+  c.attraction_plan = make_attraction_plan(size_.width, size_.height);
   c.attraction.configure(c.attraction_plan, scratch);
   const size_t pixels = size_t(size_.width) * size_.height;
   c.ink = scratch.allocate_array<float>(pixels);

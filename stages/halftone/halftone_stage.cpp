@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "pipeline/errors.h"
+#include "pipeline/log.h"
 #include "pipeline/parallel.h"
 #include "stages/halftone/attraction.h"
 #include "stages/halftone/halftone.h"
@@ -57,6 +58,9 @@ HalftoneStage::~HalftoneStage() {
 
 Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scratch) {
   if (input.width < 2 || input.height < 2) throw Error(ExitCode::config, "halftone: frame smaller than 2x2");
+  // The kernel spectra make configure the stage's start-up: its time, for
+  // issue 15 (the first frame waits for it).
+  const auto start = std::chrono::steady_clock::now();
   size_ = input;
   backend_ = backend;
   frames_done_ = 0;
@@ -66,7 +70,7 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
   const double density = settings_.dots > 0 ? settings_.dots / pixels : 0.5 * settings_.dots_per_pixel;
   FastsumSettings fs = settings_.fastsum;
   fs.near_radius_px = std::sqrt(settings_.near_neighbours / (M_PI * density));
-  plan_ = shared_fastsum_plan(input.width, input.height, fs);
+  plan_ = make_fastsum_plan(input.width, input.height, fs);
   // Densest expected dots (full ink): dots_per_pixel, or twice the mean for an explicit count.
   map_slot_px_ = float(1.0 / std::sqrt(settings_.dots > 0 ? 2.0 * settings_.dots / pixels : settings_.dots_per_pixel));
   const double area = settings_.dots > 0 ? pixels / settings_.dots : 1.0 / settings_.dots_per_pixel;
@@ -75,7 +79,7 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     release_cuda();
     cpu_ = std::make_unique<Cpu>();
     Cpu& c = *cpu_;
-    c.attraction_plan = shared_attraction_plan(input.width, input.height);
+    c.attraction_plan = make_attraction_plan(input.width, input.height);
     c.attraction = std::make_unique<AttractionCpu>(c.attraction_plan);
     c.fastsum = std::make_unique<FastsumCpu>(plan_, capacity_);
     const size_t n = size_t(input.width) * input.height;
@@ -95,8 +99,12 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     c.numbers = {};
   } else {
     cpu_.reset();
-    configure_cuda(scratch);
+    configure_cuda(scratch);  // returns once the device's kernel spectra are made
   }
+  log_debug("halftone: configure {}x{} ({}) took {:.1f} ms (kernel N = {}, grid n = {})", input.width, input.height,
+            backend == Backend::cpu ? "cpu" : "cuda",
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), plan_.N,
+            plan_.n);
   return input;
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 // The last few plans made, shared: a plan depends only on its arguments, and
-// making one is the stage's start-up (at 1080p the fast summation's kernel
-// coefficients, an N x N float64 FFT with N = 2828 and 8 M kernel samples,
-// take 0.7 s on one core; the attraction's kernel spectra 0.3 s). Workers of
-// one `--jobs` run and the channels of `channels: cmy` configure the same
-// plan at the same moment: the first makes it, the others wait for it.
+// making one can be the stage's start-up. The CPU backend's kernel spectra
+// (at 1080p the fast summation's coefficients, an N x N float64 FFT with
+// N = 2828 and 8 M kernel samples, take 0.7 s on one core; the attraction's
+// 0.3 s) are made once: workers of one `--jobs` run and the channels of
+// `channels: cmy` configure the same plan at the same moment, the first makes
+// it, the others wait for it. (The CUDA backend makes its spectra on the
+// device in milliseconds, kernel_spectra.cu, and shares nothing.)
 #include <deque>
 #include <functional>
 #include <future>
