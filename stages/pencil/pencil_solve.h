@@ -3,7 +3,7 @@
 // i.e. (diag(ln^2 H) + lambda L) beta = ln H ln J with L the 4-neighbour
 // Laplacian (Neumann borders), solved by preconditioned conjugate gradients.
 //
-// v3 (session 21): Chronopoulos-Gear CG, so the three dot products of an
+// v3 (session 16): Chronopoulos-Gear CG, so the three dot products of an
 // iteration, (r, u), (w, u) = (A u, u) and (r, r), come from ONE reduction (one
 // grid sync per iteration on CUDA instead of two), preconditioned by a fixed
 // Chebyshev polynomial in D^-1 A (D the diagonal). The polynomial is a global
