@@ -9,11 +9,12 @@
 namespace sp::halftone {
 namespace {
 
-Params video_params(int video_iterations, double tolerance) {
+Params video_params(int video_iterations, double tolerance, int far_field_every = 1) {
   Params p = halftone_default_params();
   p.set("iterations", int64_t(12));
   p.set("video_iterations", int64_t(video_iterations));
   p.set("video_tolerance", tolerance);
+  p.set("far_field_every", int64_t(far_field_every));
   return p;
 }
 
@@ -42,6 +43,25 @@ TEST(HalftoneConvergenceCuda, TheLoopsLimitsAreExact) {
   ASSERT_EQ(stopped.size(), one.size());
   EXPECT_LE(unmatched_dots(stopped, one), int(one.size() / 200));
   EXPECT_GT(unmatched_dots(all, one), int(one.size() / 10));  // more iterations moved the dots
+}
+
+// With far_field_every 3 the graph's body is a cycle of three iterations: a
+// frame that stops inside a cycle (after its first, or at 7 of 9) moves no dot
+// in the cycle's rest.
+TEST(HalftoneConvergenceCuda, FramesStopInsideAFarFieldCycle) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 26);
+  const auto clip = panning_clip(120, 90, 5, 2, rng);
+  const auto [stopped, stopped_counters] = run_gpu(video_params(10, 1.0, 3), clip);
+  const auto [one, one_counters] = run_gpu(video_params(1, 0.0, 3), clip);
+  const auto [seven, seven_counters] = run_gpu(video_params(7, 0.0, 3), clip);
+  const auto [nine, nine_counters] = run_gpu(video_params(9, 0.0, 3), clip);
+  EXPECT_EQ(stopped_counters.at("iterations_warm_mean"), 1.0);
+  EXPECT_EQ(seven_counters.at("iterations_warm_mean"), 7.0);
+  EXPECT_EQ(nine_counters.at("iterations_warm_mean"), 9.0);
+  ASSERT_EQ(stopped.size(), one.size());
+  EXPECT_LE(unmatched_dots(stopped, one), int(one.size() / 200));  // not three iterations
+  EXPECT_GT(unmatched_dots(seven, nine), int(nine.size() / 10));   // not nine
 }
 
 // In between, the device stops where the CPU does, up to float round-off in
