@@ -35,27 +35,10 @@ __global__ void spread_ink_rows(const float* ink, int w, int h, int pw, float* r
   if (x < pw && y < h) rows[size_t(y) * pw + x] = x < w ? ink[size_t(y) * w + x] : 0.f;
 }
 
-// The spectrum times lambda * i Im(kx_hat) and lambda * i Im(ky_hat), rows ky
-// and ph - ky together: they share one kernel row (kx even, ky odd in ky).
-// products row y holds the x product in its first `columns` entries, the y
-// product in the next, so the inverse column transform covers both as one
-// batch and the inverse row transform reads row-pair 2y + k at k * columns.
 __global__ void multiply_kernels(const float2* spectrum, const float2* kernel_rows, int columns, int ph,
                                  const FrameNumbers* numbers, float2* products) {
   const int kx = blockIdx.x * blockDim.x + threadIdx.x, ky = blockIdx.y;
-  if (kx >= columns) return;
-  const float lambda = numbers->lambda;
-  const float2 k = kernel_rows[size_t(ky) * columns + kx];
-  const float kx_im = lambda * k.x, ky_im = lambda * k.y;
-  const auto write_row = [&](int row, float y_sign) {
-    const float2 a = spectrum[size_t(row) * columns + kx];
-    float2* out = products + size_t(row) * 2 * columns + kx;
-    out[0] = make_float2(-a.y * kx_im, a.x * kx_im);  // a * (i kx_im)
-    out[columns] = make_float2(-a.y * ky_im * y_sign, a.x * ky_im * y_sign);
-  };
-  write_row(ky, 1.f);
-  const int mirror = ph - ky;
-  if (ky != 0 && mirror != ky) write_row(mirror, -1.f);
+  if (kx < columns) multiply_kernel_rows(spectrum, kernel_rows, columns, ph, numbers->lambda, ky, kx, products);
 }
 
 // Field row-pairs (2y: x, 2y + 1: y, pw floats each) into fx, fy (w x h).

@@ -45,6 +45,26 @@ std::vector<float2> imaginary_kernel_rows(const AttractionPlan& plan, const Attr
 // and recent callers (the CPU backend's segment workers and colour channels).
 std::shared_ptr<const std::vector<float2>> shared_host_kernel_rows(const AttractionPlan& plan);
 
+// One step of both backends' attraction: the padded ink's half spectrum times
+// lambda * i Im(kernel) for both components, at column kx of row ky and of its
+// mirror ph - ky, which share a kernel row (x even, y odd in ky). Row y of
+// `products` holds the x product in its first `columns` entries, the y product
+// in the next.
+SP_HD void multiply_kernel_rows(const float2* spectrum, const float2* kernel_rows, int columns, int ph, float lambda,
+                                int ky, int kx, float2* products) {
+  const float2 k = kernel_rows[size_t(ky) * columns + kx];
+  const float kx_im = lambda * k.x, ky_im = lambda * k.y;
+  const auto write_row = [&](int row, float y_sign) {
+    const float2 a = spectrum[size_t(row) * columns + kx];
+    float2* out = products + size_t(row) * 2 * columns + kx;
+    out[0] = make_float2(-a.y * kx_im, a.x * kx_im);
+    out[columns] = make_float2(-a.y * ky_im * y_sign, a.x * ky_im * y_sign);
+  };
+  write_row(ky, 1.f);
+  const int mirror = ph - ky;
+  if (ky != 0 && mirror != ky) write_row(mirror, -1.f);
+}
+
 // Float64 oracle at one pixel centre (x, y), lambda = 1.
 void direct_attraction(const float* ink, int w, int h, int x, int y, double& fx, double& fy);
 

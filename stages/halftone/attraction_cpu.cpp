@@ -137,23 +137,12 @@ void AttractionCpu::compute(const float* ink, float lambda, float* fx, float* fy
   for (int y = 0; y < h; ++y) std::memcpy(ink_rows_ + size_t(y) * pw, ink + size_t(y) * w, sizeof(float) * w);
   fftwf_execute(static_cast<fftwf_plan>(row_r2c_));  // out of place: its input (the zero columns) is preserved
   fftwf_execute(static_cast<fftwf_plan>(column_forward_));
-  // spectrum * i Im(k) per component; rows ky and ph - ky share a kernel row (x even, y odd in ky).
+  const auto* spectrum = reinterpret_cast<const float2*>(spectrum_);
+  auto* products = reinterpret_cast<float2*>(products_);
   parallel_for(ph / 2 + 1, [&](int begin, int end) {
-    for (int ky = begin; ky < end; ++ky) {
-      const int mirror = ph - ky;
-      for (int kx = 0; kx < columns; ++kx) {
-        const float2 k = kernel_rows[size_t(ky) * columns + kx];
-        const std::complex<float> ikx(0.f, lambda * k.x), iky(0.f, lambda * k.y);
-        const auto write_row = [&](int row, float y_sign) {
-          const std::complex<float> a = spectrum_[size_t(row) * columns + kx];
-          std::complex<float>* out = products_ + size_t(row) * 2 * columns + kx;
-          out[0] = a * ikx;
-          out[columns] = a * iky * y_sign;
-        };
-        write_row(ky, 1.f);
-        if (ky != 0 && mirror != ky) write_row(mirror, -1.f);
-      }
-    }
+    for (int ky = begin; ky < end; ++ky)
+      for (int kx = 0; kx < columns; ++kx)
+        multiply_kernel_rows(spectrum, kernel_rows, columns, ph, lambda, ky, kx, products);
   });
   fftwf_execute(static_cast<fftwf_plan>(column_inverse_));
   fftwf_execute(static_cast<fftwf_plan>(row_c2r_));  // the first h rows of each product only

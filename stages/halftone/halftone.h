@@ -77,6 +77,9 @@ class HalftoneStage final : public Stage {
   std::vector<float2> particles_cuda() const;
   FrameNumbers numbers_cuda() const;
   void add_profile_counters(StageCounters& counters) const;  // profile: true (CUDA)
+  // Whether iteration k spreads the dots and transforms (far_field_every): a
+  // cold frame on each, a warm one on every k-th; between, the last field.
+  bool spreads_far_field(bool warm, int k) const { return !warm || k % settings_.far_field_every == 0; }
 
   HalftoneSettings settings_;
   Size size_;

@@ -108,9 +108,7 @@ __global__ void decide_frame(const double* row_sums, int rows, CountRule rule, c
                              FrameNumbers* out) {
   double sum = 0;
   for (int y = 0; y < rows; ++y) sum += row_sums[y];
-  FrameNumbers f = frame_numbers(rule, sum, kept ? *kept : 0);
-  f.warm_frames = out->warm_frames;
-  f.warm_iterations = out->warm_iterations;
+  FrameNumbers f = frame_numbers(rule, sum, kept ? *kept : 0, *out);
   f.keep_iterating = keep_iterating(0, most_iterations, 0.0, f.count, f.spacing, 0.f);
   *out = f;
 }
@@ -369,11 +367,11 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
         for (Mark m : {kSpread, kFft, kInterpolate}) pr.record(m, s);
       c.direct.forces(c.sorted, active, c.force, s);
     } else {
-      if (warm && k % settings_.far_field_every != 0)
-        c.fastsum.far_field_of_last_spread(c.sorted, active, c.force, s);
-      else
+      if (spreads_far_field(warm, k))
         c.fastsum.far_field(c.sorted, active, c.force, s, timed ? pr.at(kSpread) : nullptr,
                             timed ? pr.at(kFft) : nullptr);
+      else
+        c.fastsum.far_field_of_last_spread(c.sorted, active, c.force, s);
       if (timed) pr.record(kInterpolate, s);
       if (settings_.lookup_map)
         c.lookup_map.add_near_field(c.sorted, active, plan_.near, c.force, s);

@@ -72,8 +72,11 @@ SP_HD bool keep_iterating(int done, int max, double sum_sq_move, int count, floa
   return sum_sq_move > limit * limit * count;
 }
 
-SP_HD FrameNumbers frame_numbers(const CountRule& r, double ink_sum, int kept) {
+// This frame's numbers; the warm-frame totals carry on from the previous frame's.
+SP_HD FrameNumbers frame_numbers(const CountRule& r, double ink_sum, int kept, const FrameNumbers& previous) {
   FrameNumbers f;
+  f.warm_frames = previous.warm_frames;
+  f.warm_iterations = previous.warm_iterations;
   f.ink_sum = ink_sum;
   const double want = r.dots > 0 ? double(r.dots) : floor(ink_sum * r.dots_per_pixel + 0.5);
   f.count = ink_sum > 0 ? int(want < double(r.capacity) ? want : double(r.capacity)) : 0;

@@ -164,11 +164,8 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
     for (int i = 0; i < c.numbers.count; ++i)
       if (keep_particle(c.pos[i], c.ink.data(), c.old_ink.data(), w, h, seed, uint32_t(i))) c.pos[kept++] = c.pos[i];
   }
-  const FrameNumbers last = c.numbers;
-  c.numbers = frame_numbers(rule, ink_sum, kept);
+  c.numbers = frame_numbers(rule, ink_sum, kept, c.numbers);
   FrameNumbers& f = c.numbers;
-  f.warm_frames = last.warm_frames;
-  f.warm_iterations = last.warm_iterations;
   const float* births_old = warm ? c.old_ink.data() : nullptr;
   parallel_for(std::max(0, f.count - f.kept), [&](int b, int e) {
     for (int i = f.kept + b; i < f.kept + e; ++i)
@@ -190,10 +187,10 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
         direct_forces(c.pos.data(), f.count, c.direct_x.data(), c.direct_y.data());
         for (int i = 0; i < f.count; ++i) c.force[i] = make_float2(float(c.direct_x[i]), float(c.direct_y[i]));
       } else {
-        if (warm && k % settings_.far_field_every != 0)
-          c.fastsum->far_field_of_last_spread(c.pos.data(), f.count, c.force.data());
-        else
+        if (spreads_far_field(warm, k))
           c.fastsum->far_field(c.pos.data(), f.count, c.force.data());
+        else
+          c.fastsum->far_field_of_last_spread(c.pos.data(), f.count, c.force.data());
         pr.lap(1);
         c.fastsum->add_near_field(c.pos.data(), f.count, c.force.data());
       }
@@ -205,12 +202,14 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
           sample_field(c.field_x.data(), c.field_y.data(), w, h, c.pos[i].x, c.pos[i].y, a.x, a.y);
           const float2 p = move_particle(c.pos[i], c.force[i], a, f.step_px, f.spacing, shake, seed, uint32_t(i),
                                          uint32_t(k), w, h);
-          c.moved_sq[i] = squared_move(c.pos[i], p);
+          if (tolerance > 0.f) c.moved_sq[i] = squared_move(c.pos[i], p);
           c.pos[i] = p;
         }
       }, 256);
-      moved_sq = 0;  // in index order: the same sum for any thread count
-      for (int i = 0; i < f.count; ++i) moved_sq += c.moved_sq[i];
+      if (tolerance > 0.f) {  // in index order: the same sum for any thread count
+        moved_sq = 0;
+        for (int i = 0; i < f.count; ++i) moved_sq += c.moved_sq[i];
+      }
       pr.lap(3);
     }
     f.iterations = k;
