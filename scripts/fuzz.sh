@@ -28,8 +28,9 @@ declare -A max_len=([config]=4096 [media]=16384 [pipe]=16384)
 # Seed folders besides tests/fuzz/corpus/HARNESS (as in tests/fuzz/CMakeLists.txt).
 declare -A extra_seeds=([config]="configs tests/configs" [media]="" [pipe]="")
 
-failed=()
-for harness in "${harnesses[@]}"; do
+# One harness's run; its status is the harness's (0: no finding).
+fuzz_one() {  # harness
+  local harness=$1 work findings stamp status=0 seeds regressions
   work="$build_dir/corpus/$harness"
   findings="$build_dir/findings/$harness"
   mkdir -p "$work" "$findings"
@@ -43,13 +44,11 @@ for harness in "${harnesses[@]}"; do
   # slower than -timeout is a finding (with its file); the outer timeout is
   # for libFuzzer itself, whose out-of-memory report walks the whole ASan
   # heap and can take longer than the run.
-  status=0
   timeout -k 10 $((seconds + 120)) \
     "$build_dir/tests/fuzz/fuzz_$harness" -max_total_time="$seconds" -max_len="${max_len[$harness]}" \
     -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" \
     ${FUZZ_FLAGS:-} "$work" "tests/fuzz/corpus/$harness" "${seeds[@]}" "${regressions[@]}" || status=$?
-  ((status == 0)) && continue
-  failed+=("$harness")
+  ((status == 0)) && return 0
   if ((status == 124 || status == 137)); then
     echo "fuzz: $harness did not finish, likely stuck in its out-of-memory report; an input that runs away" \
       "is kept as a timeout with FUZZ_FLAGS='-rss_limit_mb=0 -timeout=2'" >&2
@@ -60,6 +59,21 @@ for harness in "${harnesses[@]}"; do
   done < <(find "$findings" -maxdepth 1 -type f -newer "$stamp")
   echo "fuzz: $harness FAILED (exit $status): reproduce with $build_dir/tests/fuzz/fuzz_$harness FILE; once fixed," \
     "commit the input to tests/fuzz/regressions/$harness/" >&2
+  return "$status"
+}
+
+# The harnesses run side by side (each fuzzer is one process on one core):
+# on CI's two cores three of them take SECONDS, not three times SECONDS.
+pids=()
+for harness in "${harnesses[@]}"; do
+  mkdir -p "$build_dir/findings"
+  fuzz_one "$harness" >"$build_dir/findings/$harness.log" 2>&1 &
+  pids+=($!)
+done
+failed=()
+for i in "${!harnesses[@]}"; do
+  wait "${pids[$i]}" || failed+=("${harnesses[$i]}")
+  cat "$build_dir/findings/${harnesses[$i]}.log"
 done
 if ((${#failed[@]})); then
   echo "fuzz: findings in ${failed[*]} (inputs in $build_dir/findings/)" >&2
