@@ -80,6 +80,11 @@ class HalftoneStage final : public Stage {
   // Whether iteration k spreads the dots and transforms (far_field_every): a
   // cold frame on each, a warm one on every k-th; between, the last field.
   bool spreads_far_field(bool warm, int k) const { return !warm || k % settings_.far_field_every == 0; }
+  // A lagged iteration does not sort either: the dots stay in the order and the
+  // cell table of the last spread's sort, and move in place. They moved less
+  // than (far_field_every - 1) * step spacings since, well inside a cell, and
+  // a pair the stale table misses is near the cut-off, where the near field is 0.
+  bool lagged_iteration(bool warm, int k) const { return !settings_.direct && !spreads_far_field(warm, k); }
 
   HalftoneSettings settings_;
   Size size_;
@@ -97,7 +102,7 @@ class HalftoneStage final : public Stage {
 CountRule count_rule(const HalftoneSettings& s, int capacity);
 // Shaking amplitude (pixels) at iteration k of a cold start, 0 when none.
 float shake_amplitude(const HalftoneSettings& s, int k, float spacing);
-RenderParams render_params(const HalftoneSettings& s, const FastsumPlan& plan, float radius);
+RenderParams render_params(const HalftoneSettings& s, float radius);
 InkScale stage_ink_scale(const HalftoneSettings& s);
 // Writes the dots as SVG circles or CSV rows, by the path's extension.
 void write_points(const std::string& pattern, int64_t frame, const float2* pos, int count, Size size, float radius,

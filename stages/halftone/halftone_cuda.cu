@@ -163,11 +163,14 @@ __global__ void move(const float2* sorted, const float2* force, const int* count
   const float step = f->step_px, spacing = f->spacing;
   double moved = 0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
+    // sorted may be pos (a lagged iteration moves the dots in place).
+    const float2 from = sorted[i];
     float2 a;
-    sample_field(field_x, field_y, w, h, sorted[i].x, sorted[i].y, a.x, a.y);
-    pos[i] = move_particle(sorted[i], force[i], a, step, spacing, shake_factor * spacing, seed, uint32_t(i), iteration,
-                           w, h);
-    moved += squared_move(sorted[i], pos[i]);
+    sample_field(field_x, field_y, w, h, from.x, from.y, a.x, a.y);
+    const float2 to =
+        move_particle(from, force[i], a, step, spacing, shake_factor * spacing, seed, uint32_t(i), iteration, w, h);
+    pos[i] = to;
+    moved += squared_move(from, to);
   }
   if (!moved_partials) return;
   using Reduce = cub::BlockReduce<double, kThreads>;
@@ -359,7 +362,10 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   const float tolerance = as_graph ? float(settings_.video_tolerance) : 0.f;
   const auto iterate = [&](int k, cudaStream_t s, cudaGraphConditionalHandle loop, bool in_graph) {
     const bool timed = k == 0 && pr.on();
-    c.fastsum.sort(c.pos, c.sorted, active, s);
+    const bool lagged = lagged_iteration(warm, k);
+    // A lagged iteration moves the dots in place, in the last sort's order.
+    float2* at = lagged ? c.pos : c.sorted;
+    if (!lagged) c.fastsum.sort(c.pos, c.sorted, active, s);
     if (timed) pr.record(kSort, s);
     if (settings_.direct) {
       // The profile books the whole direct sum as the near field.
@@ -367,21 +373,21 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
         for (Mark m : {kSpread, kFft, kInterpolate}) pr.record(m, s);
       c.direct.forces(c.sorted, active, c.force, s);
     } else {
-      if (spreads_far_field(warm, k))
+      if (lagged)
+        c.fastsum.far_field_of_last_spread(at, active, c.force, s);
+      else
         c.fastsum.far_field(c.sorted, active, c.force, s, timed ? pr.at(kSpread) : nullptr,
                             timed ? pr.at(kFft) : nullptr);
-      else
-        c.fastsum.far_field_of_last_spread(c.sorted, active, c.force, s);
       if (timed) pr.record(kInterpolate, s);
       if (settings_.lookup_map)
-        c.lookup_map.add_near_field(c.sorted, active, plan_.near, c.force, s);
+        c.lookup_map.add_near_field(at, active, plan_.near, c.force, s);
       else
-        c.fastsum.add_near_field(c.sorted, active, c.force, s);
+        c.fastsum.add_near_field(at, active, c.force, s);
     }
     if (timed) pr.record(kNear, s);
     // shake_amplitude is linear in the spacing, which lives on the device.
     const float shake = warm ? 0.f : shake_amplitude(settings_, k, 1.f);
-    move<<<blocks, kThreads, 0, s>>>(c.sorted, c.force, active, c.numbers, c.field_x, c.field_y, w, h, shake, seed,
+    move<<<blocks, kThreads, 0, s>>>(at, c.force, active, c.numbers, c.field_x, c.field_y, w, h, shake, seed,
                                      uint32_t(k), c.pos, warm ? c.moved_partials : nullptr);
     SP_CUDA_CHECK_LAUNCH();
     if (timed) pr.record(kMove, s);
@@ -417,7 +423,7 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
   const dim3 grid((w + kThreads - 1) / kThreads, h);
   render<<<grid, kThreads, 0, stream>>>(out, c.pos, c.fastsum.cell_start(), c.fastsum.device_plan(),
-                                        render_params(settings_, plan_, dot_radius_));
+                                        render_params(settings_, dot_radius_));
   SP_CUDA_CHECK_LAUNCH();
   pr.record(kEnd, stream);
   pr.end_frame(warm ? -1 : most);

@@ -125,13 +125,11 @@ InkScale ink_scale(const HalftoneSettings& s) {
 
 }  // namespace
 
-RenderParams render_params(const HalftoneSettings& s, const FastsumPlan& plan, float radius) {
+RenderParams render_params(const HalftoneSettings& s, float radius) {
   RenderParams r;
   // The one-pixel coverage ramp of a disc of radius R inks pi (R^2 + 1/12)
   // pixels: shrink R so that each dot inks its nominal area pi R^2.
   r.radius = std::sqrt(std::max(radius * radius - 1.f / 12.f, 0.0625f));
-  r.reach_x = int(std::ceil((radius + 1.f) / plan.cell_w));
-  r.reach_y = int(std::ceil((radius + 1.f) / plan.cell_h));
   for (int c = 0; c < 3; ++c) {
     r.background[c] = float(s.background[c]);
     r.dot[c] = float(s.dot_color[c]);
@@ -180,17 +178,18 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
     pr.last = std::chrono::steady_clock::now();
     int k = 0;
     for (double moved_sq = 0; keep_iterating(k, most, moved_sq, f.count, f.spacing, tolerance); ++k) {
-      c.fastsum->sort(c.pos.data(), f.count);
+      const bool lagged = lagged_iteration(warm, k);
+      if (!lagged) c.fastsum->sort(c.pos.data(), f.count);
       pr.lap(0);
       if (settings_.direct) {
         pr.lap(1);
         direct_forces(c.pos.data(), f.count, c.direct_x.data(), c.direct_y.data());
         for (int i = 0; i < f.count; ++i) c.force[i] = make_float2(float(c.direct_x[i]), float(c.direct_y[i]));
       } else {
-        if (spreads_far_field(warm, k))
-          c.fastsum->far_field(c.pos.data(), f.count, c.force.data());
-        else
+        if (lagged)
           c.fastsum->far_field_of_last_spread(c.pos.data(), f.count, c.force.data());
+        else
+          c.fastsum->far_field(c.pos.data(), f.count, c.force.data());
         pr.lap(1);
         c.fastsum->add_near_field(c.pos.data(), f.count, c.force.data());
       }
@@ -223,7 +222,7 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
   } else {
     c.fastsum->sort(c.pos.data(), 0);
   }
-  const RenderParams rp = render_params(settings_, plan_, dot_radius_);
+  const RenderParams rp = render_params(settings_, dot_radius_);
   const int* starts = c.fastsum->cell_start().data();
   parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {

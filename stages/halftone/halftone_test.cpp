@@ -197,5 +197,42 @@ TEST(Halftone, SameSeedSameResult) {
   EXPECT_GT(test::compare(test::run_stage_cpu(a, img), test::run_stage_cpu(c, img)).differing_bytes, 0u);
 }
 
+// The render reads only the cells a disc reaches from each pixel: every pixel
+// equals the scan of all dots (one cell holding them all, in the same order),
+// to the bit, at random cell sizes and dot radii, dots crowding the edges.
+TEST(Halftone, RenderOfTheReachableCellsEqualsTheScanOfAllDots) {
+  std::mt19937_64 rng(test::fresh_seed() + 31);
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  for (int round = 0; round < 4; ++round) {
+    const int w = 60 + int(rng() % 80), h = 40 + int(rng() % 60), count = 300 + int(rng() % 900);
+    FastsumSettings fs;
+    fs.near_radius_px = 3.0 + 6.0 * unit(rng);
+    const FastsumPlan plan = make_fastsum_plan(w, h, fs);
+    FastsumCpu fastsum(plan, count);
+    std::vector<float2> pos(count);
+    for (float2& q : pos) {
+      // A quarter of the dots within a pixel of an edge.
+      const bool edge = rng() % 4 == 0;
+      q = make_float2(edge && rng() % 2 ? (rng() % 2 ? unit(rng) : w - unit(rng) - 1e-3f) : unit(rng) * (w - 1e-3f),
+                      edge && rng() % 2 ? (rng() % 2 ? unit(rng) : h - unit(rng) - 1e-3f) : unit(rng) * (h - 1e-3f));
+    }
+    fastsum.sort(pos.data(), count);
+    RenderParams r;
+    r.radius = 0.5f + 2.5f * unit(rng);
+    r.dot[0] = 40, r.dot[1] = 90, r.dot[2] = 10;
+    const int one_cell[2] = {0, count};
+    int differing = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const uint32_t cells = render_pixel(x, y, pos.data(), fastsum.cell_start().data(), plan.cells_x, plan.cells_y,
+                                            plan.cell_w, plan.cell_h, r);
+        const uint32_t all = render_pixel(x, y, pos.data(), one_cell, 1, 1, float(w), float(h), r);
+        differing += cells != all;
+      }
+    EXPECT_EQ(differing, 0) << w << "x" << h << ", " << count << " dots, cells " << plan.cells_x << "x" << plan.cells_y
+                            << ", radius " << r.radius;
+  }
+}
+
 }  // namespace
 }  // namespace sp::halftone

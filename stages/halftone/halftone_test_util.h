@@ -264,31 +264,51 @@ struct ClipQuality {
   double iterations = 0;     // mean per warm frame
 };
 
-inline ClipQuality run_clip(const std::vector<test::HostImage>& clip, double tolerance, Backend backend,
-                            int far_field_every = 1) {
+// A clip's outputs through one halftone stage (and, with `counters`, the
+// stage's counters after its last frame).
+inline std::vector<test::HostImage> halftone_clip(const std::vector<test::HostImage>& clip, const Params& p,
+                                                  Backend backend, StageCounters* counters = nullptr) {
+  HalftoneStage stage(parse_halftone_params(p));
+  StageRunner runner(stage, clip[0].width, clip[0].height, backend);
+  std::vector<test::HostImage> outs;
+  for (size_t f = 0; f < clip.size(); ++f) outs.push_back(runner.process(clip[f], int64_t(f)));
+  if (counters) *counters = stage.counters();
+  return outs;
+}
+
+// Frames from here on are measured: the first ones settle from the cold start.
+constexpr size_t kFirstMeasuredFrame = 4;
+
+// Mean blurred error between two clips' frames from kFirstMeasuredFrame on.
+inline double mean_blurred_error(const std::vector<test::HostImage>& a, const std::vector<test::HostImage>& b) {
+  double sum = 0;
+  for (size_t f = kFirstMeasuredFrame; f < a.size(); ++f) sum += blurred_error(a[f], b[f], 2.0);
+  return sum / double(a.size() - kFirstMeasuredFrame);
+}
+
+inline Params video_clip_params(double tolerance, int far_field_every) {
   Params p = halftone_default_params();
   p.set("far_field_every", int64_t(far_field_every));
   p.set("iterations", int64_t(30));
   p.set("video_iterations", int64_t(10));
   p.set("video_tolerance", tolerance);
-  HalftoneStage stage(parse_halftone_params(p));
-  StageRunner runner(stage, clip[0].width, clip[0].height, backend);
+  return p;
+}
+
+inline ClipQuality clip_quality(const std::vector<test::HostImage>& clip, const Params& p, Backend backend) {
+  StageCounters counters;
+  const std::vector<test::HostImage> outs = halftone_clip(clip, p, backend, &counters);
   ClipQuality q;
-  test::HostImage previous;
-  int measured = 0;
-  for (size_t f = 0; f < clip.size(); ++f) {
-    test::HostImage out = runner.process(clip[f], int64_t(f));
-    if (f >= 4) {
-      q.blurred_error += blurred_error(clip[f], out, 2.0);
-      q.frame_change += test::compare(previous, out).mean_abs;
-      ++measured;
-    }
-    previous = std::move(out);
-  }
-  q.blurred_error /= measured;
-  q.frame_change /= measured;
-  q.iterations = stage.counters().at("iterations_warm_mean");
+  q.blurred_error = mean_blurred_error(clip, outs);
+  for (size_t f = kFirstMeasuredFrame; f < outs.size(); ++f) q.frame_change += test::compare(outs[f - 1], outs[f]).mean_abs;
+  q.frame_change /= double(outs.size() - kFirstMeasuredFrame);
+  q.iterations = counters.at("iterations_warm_mean");
   return q;
+}
+
+inline ClipQuality run_clip(const std::vector<test::HostImage>& clip, double tolerance, Backend backend,
+                            int far_field_every = 1) {
+  return clip_quality(clip, video_clip_params(tolerance, far_field_every), backend);
 }
 
 }  // namespace sp::halftone

@@ -18,7 +18,7 @@ run() { timeout "${4:-120}" $b bench --config stages/halftone/bench/$1.yaml --si
   grep -E "^halftone |profile|ms_|chain, device" ; }
 if want fastsum; then
   for c in dots30k_it10 dots30k_it20; do echo "== $c"; run $c 256x256 30; done
-  for c in dots1m_it10 dots1m_it20 dots1m_fast_it10 dots1m_fast_it20; do echo "== $c"; run $c 2048x2048 6; done
+  for c in dots1m_it10 dots1m_it20 dots1m_m3_it10 dots1m_m3_it20 dots1m_fast_it10 dots1m_fast_it20; do echo "== $c"; run $c 2048x2048 6; done
 fi
 if want video; then
   echo "== configs/bench/halftone.yaml 1920x1080"
