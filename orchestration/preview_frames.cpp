@@ -14,11 +14,7 @@ namespace sp {
 
 int warmup_frames_of(const std::vector<StageSpec>& stages) {
   int frames = 0;
-  for (const StageSpec& s : stages) {
-    const StageDescriptor* d = StageRegistry::instance().find(s.name);
-    if (!d) throw Error(ExitCode::internal, "stage '" + s.name + "' is not linked in");
-    frames += d->create(s.params)->warmup_frames();
-  }
+  for (const StageSpec& s : stages) frames += StageRegistry::instance().create(s.name, s.params)->warmup_frames();
   return frames;
 }
 

@@ -85,11 +85,7 @@ int default_segments(const KeyframeScan& scan, int jobs) {
 namespace {
 
 void for_each_stage(const Config& config, const std::function<void(const StageConfig&, const Stage&)>& visit) {
-  for (const StageConfig& s : config.stages) {
-    const StageDescriptor* d = StageRegistry::instance().find(s.name);
-    if (!d) throw Error(ExitCode::internal, "stage '" + s.name + "' is not linked in");
-    visit(s, *d->create(s.params));
-  }
+  for (const StageConfig& s : config.stages) visit(s, *StageRegistry::instance().create(s.name, s.params));
 }
 
 // Said once per plan, so that a user who wants no visible seam knows to run

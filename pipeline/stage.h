@@ -89,6 +89,10 @@ class StageRegistry {
   static StageRegistry& instance();
   void add(StageDescriptor d);
   const StageDescriptor* find(const std::string& name) const;
+  // A new instance of the named stage; an unknown name is a config error
+  // (configs are checked against this registry first, so only a caller
+  // that skipped that check meets it).
+  std::unique_ptr<Stage> create(const std::string& name, const Params& params) const;
   std::vector<const StageDescriptor*> all() const;  // sorted by name
 
  private:

@@ -14,12 +14,11 @@ StageChain::StageChain(std::vector<StageSpec> specs, Backend backend, BufferPool
     : specs_(std::move(specs)), backend_(backend), pool_(pool), lanes_(backend == Backend::cuda ? std::max(1, lanes) : 1) {
   const MemoryKind kind = backend == Backend::cuda ? MemoryKind::device : MemoryKind::host;
   for (const auto& spec : specs_) {
-    const StageDescriptor* d = StageRegistry::instance().find(spec.name);
-    if (!d) throw Error(ExitCode::config, "stage '" + spec.name + "' is unknown");
+    const StageRegistry& registry = StageRegistry::instance();
     StageLanes& s = stages_.emplace_back();
-    s.instances.push_back(d->create(spec.params));
+    s.instances.push_back(registry.create(spec.name, spec.params));
     const int instances = s.instances.front()->is_temporal() ? 1 : lanes_;
-    for (int k = 1; k < instances; ++k) s.instances.push_back(d->create(spec.params));
+    for (int k = 1; k < instances; ++k) s.instances.push_back(registry.create(spec.name, spec.params));
     for (int k = 0; k < instances; ++k) s.scratch.push_back(std::make_unique<PooledScratch>(pool_, kind));
     if (s.shared() && lanes_ > 1) {
       s.done.resize(size_t(lanes_));

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "pipeline/errors.h"
 #include "pipeline/stage.h"
 
 namespace sp {
@@ -26,6 +27,12 @@ void StageRegistry::add(StageDescriptor d) {
 const StageDescriptor* StageRegistry::find(const std::string& name) const {
   auto it = stages_.find(name);
   return it == stages_.end() ? nullptr : &it->second;
+}
+
+std::unique_ptr<Stage> StageRegistry::create(const std::string& name, const Params& params) const {
+  const StageDescriptor* d = find(name);
+  if (!d) throw Error(ExitCode::config, "stage '" + name + "' is unknown");
+  return d->create(params);
 }
 
 std::vector<const StageDescriptor*> StageRegistry::all() const {

@@ -109,7 +109,8 @@ TEST(ConfigRandomTest, WrittenValuesComeBackExactlyWithDefaultsForTheRest) {
       EXPECT_EQ(c.stages[s].line, stage_lines[s]);
       EXPECT_EQ(c.stages[s].column, 5);
       for (const auto& [name, value] : defaults.values()) {
-        auto written = std::find_if(stages[s].begin(), stages[s].end(), [&](const Written& w) { return w.key == name; });
+        auto written = std::find_if(stages[s].begin(), stages[s].end(),
+                                    [&key = name](const Written& w) { return w.key == key; });
         if (written == stages[s].end()) {
           EXPECT_FALSE(p.given(name)) << name;
           EXPECT_EQ(p.values().at(name), value) << name;
