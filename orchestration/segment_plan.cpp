@@ -103,10 +103,14 @@ void warn_of_state_lost_at_seams(const std::string& config_path, const Config& c
 
 }  // namespace
 
-int chain_warmup_frames(const Config& config) {
+int chain_warmup_frames(const Config& config, double frames_per_second) {
   int frames = 0;
-  for_each_stage(config, [&](const StageConfig&, const Stage& stage) { frames += stage.warmup_frames(); });
-  return frames;
+  double seconds = 0;
+  for_each_stage(config, [&](const StageConfig&, const Stage& stage) {
+    frames += stage.warmup_frames();
+    seconds += stage.warmup_seconds();
+  });
+  return seconds > 0 ? frames + int(std::ceil(seconds * frames_per_second)) + 1 : frames;
 }
 
 Manifest make_plan(const PlanRequest& r) {
@@ -128,10 +132,10 @@ Manifest make_plan(const PlanRequest& r) {
   if (m.input_path == m.output.path || (fs::exists(m.output.path, ec) && fs::equivalent(m.input_path, m.output.path, ec)))
     throw Error(ExitCode::usage, r.output.path + ": the output is the input");
   m.input_fingerprint = fingerprint_file(m.input_path);
-  m.warmup_frames = chain_warmup_frames(config);
   const auto cut_request = [&](const KeyframeScan& facts) {
     const bool asked = r.segments > 0 || r.segment_seconds > 0;
-    return CutRequest{asked ? r.segments : default_segments(facts, r.jobs), r.segment_seconds, m.warmup_frames};
+    return CutRequest{asked ? r.segments : default_segments(facts, r.jobs), r.segment_seconds,
+                      chain_warmup_frames(config, av_q2d(facts.frame_rate))};
   };
   const KeyframeScan scan = scan_keyframes_for(m.input_path, cut_request);
   m.video_stream = scan.video_stream;
@@ -144,6 +148,7 @@ Manifest make_plan(const PlanRequest& r) {
   m.hwdec = r.hwdec;
   m.encoder = r.encoder;
   const CutRequest cuts = cut_request(scan);
+  m.warmup_frames = cuts.warmup_frames;
   m.segments = choose_segments(scan, cuts.segments, cuts.segment_seconds, cuts.warmup_frames);
   warn_of_state_lost_at_seams(r.config_path, config, m.segments.size());
   m.workdir = fs::absolute(r.workdir.empty() ? m.output.path + ".parts" : r.workdir).lexically_normal().string();

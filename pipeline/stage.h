@@ -55,6 +55,10 @@ class Stage {
   // rather than a cold start: a segment worker runs this many frames before
   // its first one and discards their output. 0 for stages without state.
   virtual int warmup_frames() const { return 0; }
+  // The same in seconds of input, for state kept for a time rather than a
+  // number of frames; the plan converts it at the input's frame rate and adds
+  // it to warmup_frames().
+  virtual double warmup_seconds() const { return 0.0; }
   // State that no warm-up brings back, so that it restarts at each seam of a
   // segment-parallel run as at a scene cut; a plan of several segments says
   // so once. Empty where warm-up recovers the state.

@@ -295,6 +295,33 @@ TEST(SegmentsE2E, TemporalSeamIsNoLargerThanChangesWithinSegments) {
   EXPECT_LT(largest_deviation, 0.25) << "warmed-up segments should give the single run's frames";
 }
 
+// lowpoly's temporal mode keeps a tile's vertices until its edges change,
+// and re-samples each tile once per refresh_seconds: a segment's warm-up of
+// one period rebuilds the single run's vertices, so the joined video is the
+// single run's, picture for picture (seams included).
+TEST(SegmentsE2E, LowpolyTemporalSegmentsEqualTheSingleRun) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const std::string in = dir.file("in.mkv"), config = dir.file("lowpoly.yaml");
+  CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=128x96:rate=25:duration=6 -c:v libx264 -g 25 -pix_fmt yuv420p " + in);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const double refresh = 0.3 + 0.1 * double(rng() % 4);
+  std::ofstream(config) << "pipeline:\n  - lowpoly: {temporal: true, refresh_seconds: " << refresh << "}\n";
+  const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), work = dir.file("work");
+  r = stylepipe(run_parallel_cmd(config, in, single, "--codec ffv1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int segments = 3 + int(rng() % 3);
+  r = stylepipe(run_parallel_cmd(config, in, split, "--codec ffv1 --jobs 2 --keep-segments --workdir " + work +
+                                                        " --segments " + std::to_string(segments)));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("seam"), std::string::npos) << "no state is lost at the seams: " << r.output;
+  const nlohmann::json manifest = read_json(work + "/manifest.json");
+  EXPECT_GE(manifest["warmup_frames"].get<int>(), int(std::ceil(refresh * 25))) << "a refresh period of warm-up";
+  ASSERT_GE(manifest["segments"].size(), 3u);
+  EXPECT_EQ(decoded_video_frames(split), 150);
+  EXPECT_EQ(video_md5s(split), video_md5s(single)) << "refresh " << refresh << " s, " << manifest["segments"].size() << " segments";
+}
+
 TEST(SegmentsE2E, InterruptedJobsRunLeavesPlayableOutput) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;

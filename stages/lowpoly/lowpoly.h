@@ -36,6 +36,7 @@ struct LowpolySettings {
   std::array<int, 4> line_color = {0, 0, 0, 255};
   bool temporal = false;         // keep vertices where the edge map did not change
   double temporal_threshold = 4.0;  // mean |edge change| per pixel of a tile (0..255) that re-samples it
+  double refresh_seconds = 2.0;  // temporal: each tile also re-samples once per this period (0 = never)
   double color_smoothing = 0.0;  // EMA factor of the output colour over time
   bool voronoi_check = false;    // diagnostic: also build the seed's JFA + 2x2-square triangles and compare
   MeshRoute mesh = MeshRoute::star;
@@ -115,12 +116,16 @@ class LowpolyStage final : public Stage {
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
 #endif
   bool is_temporal() const override { return settings_.temporal || settings_.color_smoothing > 0; }
-  // The colour EMA forgets its start. The kept vertices never do (a tile keeps
-  // them until its edges change): warm-up can't reproduce them, so a segment
-  // starts its mesh afresh, as at a scene cut.
+  // The colour EMA forgets its start. Kept vertices would not (a tile keeps
+  // them until its edges change), but each tile also re-samples once per
+  // refresh_seconds, at a time of its own.
   int warmup_frames() const override { return ema_warmup_frames(settings_.color_smoothing); }
+  // A tile's vertices depend only on the last refresh period's frames
+  // (tile_refresh_due): a warm-up of one period rebuilds them exactly.
+  double warmup_seconds() const override { return settings_.temporal ? settings_.refresh_seconds : 0.0; }
   std::string state_lost_at_seams() const override {
-    return settings_.temporal ? "the kept vertices (temporal: true)" : std::string();
+    return settings_.temporal && !(settings_.refresh_seconds > 0) ? "the kept vertices (temporal: true, refresh_seconds: 0)"
+                                                                   : std::string();
   }
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
@@ -151,7 +156,7 @@ class LowpolyStage final : public Stage {
   // whether the device mesh or the host's replaced it (lowpoly_cuda.cu).
   void shade_cuda(const RgbaView& in, const RgbaView& out, bool host_mesh, cudaStream_t stream);
   void release_cuda();
-  void cpu_points(const RgbaView& in);
+  void cpu_points(const RgbaView& in, double time);
   void cpu_shade(const RgbaView& in, const RgbaView& out);
 
   LowpolySettings settings_;
@@ -159,6 +164,7 @@ class LowpolyStage final : public Stage {
   Backend backend_ = Backend::cpu;
   MeshBuilder mesh_;
   bool have_history_ = false;
+  double last_time_ = 0.0;  // the previous frame's time (temporal refresh)
   bool force_fallback_ = false;
   int lanes_per_vertex_ = 0;
   StageCounters cpu_counters_;

@@ -65,7 +65,7 @@ Size LowpolyStage::configure(Size input, Backend backend, ScratchAllocator& scra
 
 // Edges, then the selection flags (temporal: only in changed tiles), then the
 // selected pixel indices in raster order.
-void LowpolyStage::cpu_points(const RgbaView& in) {
+void LowpolyStage::cpu_points(const RgbaView& in, double time) {
   CpuState& c = *cpu_;
   const int w = plan_.width, h = plan_.height;
   parallel_for(h, [&](int y0, int y1) {
@@ -97,7 +97,8 @@ void LowpolyStage::cpu_points(const RgbaView& in) {
             for (int x = x0; x < x1; ++x) sum += c.edge[size_t(y) * w + x];
           const size_t tile = size_t(ty) * plan_.tiles_x + tx;
           c.tile_changed[tile] = tile_changed(sum, c.tile_ref[tile], uint32_t((x1 - x0) * (y1 - y0)),
-                                              plan_.tile_threshold_q8);
+                                              plan_.tile_threshold_q8) ||
+                                 tile_refresh_due(tx, ty, plan_.seed, settings_.refresh_seconds, last_time_, time);
           if (c.tile_changed[tile]) c.tile_ref[tile] = sum;
         }
     });
@@ -187,15 +188,16 @@ void LowpolyStage::cpu_shade(const RgbaView& in, const RgbaView& out) {
   }
 }
 
-void LowpolyStage::process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo&) {
+void LowpolyStage::process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) {
   if (in.size() != Size{plan_.width, plan_.height} || out.size() != in.size())
     throw Error(ExitCode::internal, fmt::format("stage 'lowpoly' configured for {}x{} but got {}x{}", plan_.width,
                                                 plan_.height, in.width, in.height));
   const auto t0 = Clock::now();
-  cpu_points(in);
+  cpu_points(in, frame.time_seconds);
   const auto t1 = Clock::now();
   cpu_shade(in, out);
   have_history_ = true;
+  last_time_ = frame.time_seconds;
   cpu_counters_ = {{"points_and_mesh_ms", ms_since(t0) - ms_since(t1)},
                    {"triangulate_ms", mesh_.build_ms()},
                    {"shading_ms", ms_since(t1)},

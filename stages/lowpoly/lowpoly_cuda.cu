@@ -54,8 +54,13 @@ __global__ void edge_kernel(const uint8_t* luma, int w, int h, uint32_t edge_wei
 }
 
 // One block of 32 x 8 threads per tile: the tile's edge sum against its reference.
+struct TileRefresh {
+  uint64_t seed = 0;
+  double period = 0, previous_time = 0, time = 0;
+};
+
 __global__ void tile_kernel(const uint8_t* edge, int w, int h, int tiles_x, uint64_t threshold_q8, bool first,
-                            uint32_t* tile_ref, uint8_t* changed_out) {
+                            TileRefresh refresh, uint32_t* tile_ref, uint8_t* changed_out) {
   const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
   const int x = x0 + threadIdx.x;
   uint32_t sum = 0;
@@ -70,7 +75,9 @@ __global__ void tile_kernel(const uint8_t* edge, int w, int h, int tiles_x, uint
   for (int i = 0; i < kBlockH; ++i) total += warp_sums[i];
   const size_t tile = size_t(blockIdx.y) * tiles_x + blockIdx.x;
   const uint32_t pixels = uint32_t(min(kTile, w - x0) * min(kTile, h - y0));
-  const bool changed = first || tile_changed(total, tile_ref[tile], pixels, threshold_q8);
+  const bool changed = first || tile_changed(total, tile_ref[tile], pixels, threshold_q8) ||
+                       tile_refresh_due(blockIdx.x, blockIdx.y, refresh.seed, refresh.period, refresh.previous_time,
+                                        refresh.time);
   changed_out[tile] = changed;
   if (changed) tile_ref[tile] = total;
 }
@@ -211,7 +218,7 @@ void LowpolyStage::shade_cuda(const RgbaView& in, const RgbaView& out, bool host
   }
 }
 
-void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo&, cudaStream_t stream) {
+void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) {
   if (in.size() != Size{plan_.width, plan_.height} || out.size() != in.size())
     throw Error(ExitCode::internal, "stage 'lowpoly': frame size differs from the configured size");
   CudaState& c = *cuda_;
@@ -232,7 +239,8 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   const bool keep = settings_.temporal && have_history_;
   if (settings_.temporal) {
     tile_kernel<<<dim3(plan_.tiles_x, plan_.tiles_y), block, 0, stream>>>(
-        c.edge, w, h, plan_.tiles_x, plan_.tile_threshold_q8, !have_history_, c.tile_ref, c.tile_changed);
+        c.edge, w, h, plan_.tiles_x, plan_.tile_threshold_q8, !have_history_,
+        TileRefresh{plan_.seed, settings_.refresh_seconds, last_time_, frame.time_seconds}, c.tile_ref, c.tile_changed);
     SP_CUDA_CHECK_LAUNCH();
   }
   select_kernel<<<grid, block, 0, stream>>>(c.edge, w, h, plan_.edge_weight_q16, plan_.seed, plan_.expected_points,
@@ -291,6 +299,7 @@ void LowpolyStage::process_cuda(const RgbaView& in, const RgbaView& out, const F
   }
   c.recorded = true;
   have_history_ = true;
+  last_time_ = frame.time_seconds;
 }
 
 }  // namespace sp::lowpoly

@@ -156,6 +156,19 @@ TEST(LowpolyCuda, MatchesCpuOnAPanningClipInTemporalMode) {
   }
 }
 
+// The refresh schedule (each tile once per refresh_seconds, at its own
+// phase) is the same on both backends, frame for frame, over several periods.
+TEST(LowpolyCuda, MatchesCpuWithTheTemporalRefresh) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(fresh_seed());
+  const auto clip = panning_clip(480, 272, 24, 1, rng);
+  const ClipClock clock{int64_t(rng() % 1000), 1.0 / 30};
+  const Values v{{"temporal", true}, {"refresh_seconds", 0.2}};
+  auto a = make_stage(v);
+  auto b = make_stage(v);
+  expect_same(run_clip_cpu(*a, clip, clock), run_clip_cuda(*b, clip, {}, clock), "panning clip, refresh 0.2 s");
+}
+
 TEST(LowpolyCuda, StaticClipGivesBitIdenticalFrames) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(fresh_seed());

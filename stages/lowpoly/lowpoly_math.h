@@ -9,6 +9,7 @@
 // shared edge or vertex belongs to the triangle that contains the sample
 // nudged by (+eps, +eps^2) (right, then down): a top-left fill rule that puts
 // every pixel in exactly one triangle (see owns_edge).
+#include <cmath>
 #include <cstdint>
 
 #include "pipeline/hd.h"
@@ -156,6 +157,18 @@ SP_HD bool on_line(const Triangle& t, int px, int py, int line_q4, int w, int h)
 SP_HD bool tile_changed(uint32_t sum, uint32_t reference, uint32_t pixels, uint64_t threshold_q8) {
   const uint64_t diff = sum > reference ? sum - reference : reference - sum;
   return diff * 256 > threshold_q8 * pixels;
+}
+
+// Temporal refresh: each tile also re-samples once per `period` seconds, when
+// its clock, phase-shifted by a hash of the tile, enters a new period between
+// the previous frame and this one. Its vertices then depend only on the last
+// period's frames, so a run started a period earlier has the same ones. The
+// phase is a multiple of 2^-32 and the rest is a division and an addition:
+// the CPU and the GPU get the same bits.
+SP_HD bool tile_refresh_due(int tx, int ty, uint64_t seed, double period, double previous_time, double time) {
+  if (!(period > 0)) return false;
+  const double phase = double(position_hash(tx, ty, seed ^ 0x7E5A3B1Dull)) * (1.0 / 4294967296.0);
+  return floor(time / period + phase) != floor(previous_time / period + phase);
 }
 
 // Temporal colour smoothing: 8.8 fixed-point state per channel,

@@ -44,6 +44,11 @@ std::vector<ParamSpec> lowpoly_table() {
           "Change of a tile's mean edge strength (0..255) since the tile's last re-sample above which its "
           "vertices are re-sampled (temporal mode). It measures the amount of edge, not where it is: slow motion "
           "keeps the vertices."),
+      param_row("refresh_seconds", T::number, 2.0, 0.0, 3600.0, {},
+          "Temporal mode: each tile also re-samples once per this period, at a time of its own (a static tile "
+          "gets the same vertices back). A tile's vertices then depend only on the last period's frames, so a "
+          "segment-parallel run warms up for one period and continues the single run's mesh exactly; "
+          "0 = never (a segment restarts the mesh, as at a scene cut)."),
       param_row("color_smoothing", T::number, 0.0, 0.0, 0.99, {},
           "Video: EMA factor a of the output colour, c = a c_prev + (1-a) c_frame. 0 = off."),
       param_row("voronoi_check", T::boolean, false, {}, {}, {},
@@ -73,6 +78,7 @@ LowpolySettings lowpoly_settings_from(const Params& p) {
   for (size_t i = 0; i < 4; ++i) s.line_color[i] = i < c.size() ? int(std::lround(c[i])) : 255;
   s.temporal = p.get_bool("temporal");
   s.temporal_threshold = p.get_number("temporal_threshold");
+  s.refresh_seconds = p.get_number("refresh_seconds");
   s.color_smoothing = p.get_number("color_smoothing");
   s.voronoi_check = p.get_bool("voronoi_check");
   s.mesh = p.get_string("mesh") == "squares" ? MeshRoute::squares : MeshRoute::star;

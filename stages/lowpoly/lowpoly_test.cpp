@@ -199,6 +199,32 @@ TEST(LowpolyVideo, TemporalModeFlickersLessOnASlowPan) {
   EXPECT_LT(f_temporal, 0.7 * f_plain) << "plain " << f_plain << ", temporal " << f_temporal;
 }
 
+// With refresh_seconds a tile's vertices depend only on the last period's
+// frames: a run that starts later (a segment after its warm-up) gives the
+// single run's frames exactly once a period has passed. With refresh 0 the
+// late run keeps the vertices of its own first frame where the single run
+// keeps older ones (a pan moves the edges, not their amount).
+TEST(LowpolyVideo, RunStartedLaterMatchesTheSingleRunAfterOneRefreshPeriod) {
+  std::mt19937_64 rng(fresh_seed());
+  const auto clip = panning_clip(192, 128, 40, 1, rng);
+  const double frame_seconds = 1.0 / 25, period = 0.4;
+  const int late_start = 12 + int(rng() % 5), caught_up = late_start + int(std::ceil(period / frame_seconds)) + 1;
+  for (const double refresh : {period, 0.0}) {
+    auto single_stage = make_stage({{"temporal", true}, {"refresh_seconds", refresh}});
+    auto late_stage = make_stage({{"temporal", true}, {"refresh_seconds", refresh}});
+    const ClipResult single = run_clip_cpu(*single_stage, clip, {0, frame_seconds});
+    const ClipResult late =
+        run_clip_cpu(*late_stage, std::vector<HostImage>(clip.begin() + late_start, clip.end()), {late_start, frame_seconds});
+    int differing_frames = 0;
+    for (size_t f = size_t(caught_up); f < clip.size(); ++f)
+      differing_frames += test::compare(single.frames[f], late.frames[f - size_t(late_start)]).differing_bytes > 0;
+    if (refresh > 0)
+      EXPECT_EQ(differing_frames, 0) << "frames from " << caught_up << " on, started at " << late_start;
+    else
+      EXPECT_GT(differing_frames, 0) << "without a refresh the late run should keep vertices of its own";
+  }
+}
+
 TEST(LowpolyVideo, TemporalModeResamplesOnlyChangedTiles) {
   std::mt19937_64 rng(fresh_seed());
   const int w = 256, h = 128;

@@ -38,12 +38,20 @@ inline std::unique_ptr<LowpolyStage> make_stage(const Values& values = {}) {
   return std::unique_ptr<LowpolyStage>(static_cast<LowpolyStage*>(d.create(p).release()));
 }
 
+// When the clip's frames are shown: frame i at (first + i) * frame_seconds
+// (the default shows every frame at 0, so the temporal refresh never comes).
+struct ClipClock {
+  int64_t first = 0;
+  double frame_seconds = 0;
+  FrameInfo at(size_t i) const { return {first + int64_t(i), double(first + int64_t(i)) * frame_seconds}; }
+};
+
 struct ClipResult {
   std::vector<HostImage> frames;
   std::vector<std::vector<Triangle>> meshes;
 };
 
-inline ClipResult run_clip_cpu(LowpolyStage& stage, const std::vector<HostImage>& clip) {
+inline ClipResult run_clip_cpu(LowpolyStage& stage, const std::vector<HostImage>& clip, ClipClock clock = {}) {
   BufferPool pool;
   PooledScratch scratch(pool, MemoryKind::host);
   const Size size{clip[0].width, clip[0].height};
@@ -52,7 +60,7 @@ inline ClipResult run_clip_cpu(LowpolyStage& stage, const std::vector<HostImage>
   for (size_t i = 0; i < clip.size(); ++i) {
     HostImage out(size.width, size.height);
     std::memset(out.pixels.data(), 0xA5, out.pixels.size());
-    stage.process_cpu(clip[i].view(), out.view(), {int64_t(i), 0});
+    stage.process_cpu(clip[i].view(), out.view(), clock.at(i));
     r.frames.push_back(std::move(out));
     r.meshes.push_back(stage.mesh());
   }
@@ -62,7 +70,8 @@ inline ClipResult run_clip_cpu(LowpolyStage& stage, const std::vector<HostImage>
 #if STYLEPIPE_HAS_CUDA
 // `after_frame` sees the stage after each frame, while its device buffers still exist.
 inline ClipResult run_clip_cuda(LowpolyStage& stage, const std::vector<HostImage>& clip,
-                                const std::function<void(const LowpolyStage&)>& after_frame = {}) {
+                                const std::function<void(const LowpolyStage&)>& after_frame = {},
+                                ClipClock clock = {}) {
   BufferPool pool;
   PooledScratch scratch(pool, MemoryKind::device);
   const Size size{clip[0].width, clip[0].height};
@@ -79,7 +88,7 @@ inline ClipResult run_clip_cuda(LowpolyStage& stage, const std::vector<HostImage
     SP_CUDA_CHECK(cudaMemsetAsync(dout, 0xA5, bytes, stream));
     const size_t pitch = size_t(size.width) * 4;
     stage.process_cuda({din, size.width, size.height, pitch}, {dout, size.width, size.height, pitch},
-                       {int64_t(i), 0}, stream);
+                       clock.at(i), stream);
     HostImage out(size.width, size.height);
     SP_CUDA_CHECK(cudaMemcpyAsync(out.pixels.data(), dout, bytes, cudaMemcpyDeviceToHost, stream));
     SP_CUDA_CHECK(cudaStreamSynchronize(stream));
