@@ -13,8 +13,8 @@ constexpr int kIntermediateFormatTag = 2000;
 StageChain::StageChain(std::vector<StageSpec> specs, Backend backend, BufferPool& pool, int lanes)
     : specs_(std::move(specs)), backend_(backend), pool_(pool), lanes_(backend == Backend::cuda ? std::max(1, lanes) : 1) {
   const MemoryKind kind = backend == Backend::cuda ? MemoryKind::device : MemoryKind::host;
+  const StageRegistry& registry = StageRegistry::instance();
   for (const auto& spec : specs_) {
-    const StageRegistry& registry = StageRegistry::instance();
     StageLanes& s = stages_.emplace_back();
     s.instances.push_back(registry.create(spec.name, spec.params));
     const int instances = s.instances.front()->is_temporal() ? 1 : lanes_;

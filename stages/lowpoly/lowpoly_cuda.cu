@@ -53,12 +53,13 @@ __global__ void edge_kernel(const uint8_t* luma, int w, int h, uint32_t edge_wei
   }
 }
 
-// One block of 32 x 8 threads per tile: the tile's edge sum against its reference.
+// The arguments of tile_refresh_due that are the same for every tile.
 struct TileRefresh {
   uint64_t seed = 0;
   double period = 0, previous_time = 0, time = 0;
 };
 
+// One block of 32 x 8 threads per tile: the tile's edge sum against its reference.
 __global__ void tile_kernel(const uint8_t* edge, int w, int h, int tiles_x, uint64_t threshold_q8, bool first,
                             TileRefresh refresh, uint32_t* tile_ref, uint8_t* changed_out) {
   const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
