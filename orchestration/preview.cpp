@@ -49,9 +49,14 @@ int run_preview(const PreviewRequest& request) {
   const std::vector<std::vector<PreviewTile>> plan = plan_preview_tiles(request);
   check_output(request);
   const std::string font = find_label_font(request.font);
-  int warmup = 0;
+  // The most any tile's chain needs.
+  Warmup warmup;
   for (const auto& row : plan)
-    for (const PreviewTile& tile : row) warmup = std::max(warmup, warmup_frames_of(tile.stages));
+    for (const PreviewTile& tile : row) {
+      const Warmup w = warmup_of(tile.stages);
+      warmup.frames = std::max(warmup.frames, w.frames);
+      warmup.seconds = std::max(warmup.seconds, w.seconds);
+    }
 
   const Choice backend_choice = select_backend(request.backend);
   const Backend backend = backend_choice.name == "cuda" ? Backend::cuda : Backend::cpu;
@@ -77,7 +82,7 @@ int run_preview(const PreviewRequest& request) {
   write_png(*sheet, request.output);
   if (!request.layout_json.empty()) {
     std::ofstream out(request.layout_json);
-    out << layout_json(layout, frames, warmup).dump(2) << "\n";
+    out << layout_json(layout, frames, warmup.frames_at(frames.frame_rate)).dump(2) << "\n";
     if (!out) throw Error(ExitCode::io_error, request.layout_json + ": cannot write the layout");
   }
   log_info("{}: {}x{}, {} tiles", request.output, layout.width, layout.height, tiles);

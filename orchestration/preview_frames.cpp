@@ -12,19 +12,20 @@
 
 namespace sp {
 
-int warmup_frames_of(const std::vector<StageSpec>& stages) {
-  int frames = 0;
-  for (const StageSpec& s : stages) frames += StageRegistry::instance().create(s.name, s.params)->warmup_frames();
-  return frames;
+Warmup warmup_of(const std::vector<StageSpec>& stages) {
+  Warmup w;
+  for (const StageSpec& s : stages) w.add(*StageRegistry::instance().create(s.name, s.params));
+  return w;
 }
 
-PreviewFrames decode_preview_frames(const std::string& input, double at_seconds, int warmup_frames) {
+PreviewFrames decode_preview_frames(const std::string& input, double at_seconds, const Warmup& warmup) {
   PreviewFrames frames;
   InputOptions probe_options;
   probe_options.url = input;
   probe_options.decode_video = false;
   const VideoStreamInfo probed = MediaReader(probe_options).video();
   frames.frame_rate = av_q2d(probed.frame_rate);
+  const int warmup_frames = warmup.frames_at(frames.frame_rate);
   // Two frames of slack: the rate is an average, and the first frames after a seek may be dropped.
   const double lead_seconds = warmup_frames > 0 ? (warmup_frames + 2) / frames.frame_rate : 0.0;
   InputOptions options;

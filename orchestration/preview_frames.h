@@ -19,13 +19,13 @@ struct PreviewFrames {
 };
 
 // Decodes the first frame at or after `at_seconds` (the frame `run --start
-// at_seconds` would begin with) and up to `warmup_frames` frames before it.
-// Throws sp::Error(usage) when the input ends before that time.
-PreviewFrames decode_preview_frames(const std::string& input, double at_seconds, int warmup_frames);
+// at_seconds` would begin with) and up to `warmup` (at the input's rate)
+// frames before it. Throws sp::Error(usage) when the input ends before that time.
+PreviewFrames decode_preview_frames(const std::string& input, double at_seconds, const Warmup& warmup);
 
-// Frames a chain's temporal stages need before their output stands for the
-// video: what its stages declare, added up (as a segment-parallel run's lead-in).
-int warmup_frames_of(const std::vector<StageSpec>& stages);
+// The warm-up a chain's temporal stages need before their output stands for
+// the video: what its stages declare, added up (as a segment-parallel run's lead-in).
+Warmup warmup_of(const std::vector<StageSpec>& stages);
 
 // Runs the warm-up frames and then the target through `stages` on `backend`;
 // returns the target's output. Warm-up frames of another size or pixel format

@@ -103,14 +103,10 @@ void warn_of_state_lost_at_seams(const std::string& config_path, const Config& c
 
 }  // namespace
 
-int chain_warmup_frames(const Config& config, double frames_per_second) {
-  int frames = 0;
-  double seconds = 0;
-  for_each_stage(config, [&](const StageConfig&, const Stage& stage) {
-    frames += stage.warmup_frames();
-    seconds += stage.warmup_seconds();
-  });
-  return seconds > 0 ? frames + int(std::ceil(seconds * frames_per_second)) + 1 : frames;
+Warmup chain_warmup(const Config& config) {
+  Warmup w;
+  for_each_stage(config, [&](const StageConfig&, const Stage& stage) { w.add(stage); });
+  return w;
 }
 
 Manifest make_plan(const PlanRequest& r) {
@@ -132,10 +128,11 @@ Manifest make_plan(const PlanRequest& r) {
   if (m.input_path == m.output.path || (fs::exists(m.output.path, ec) && fs::equivalent(m.input_path, m.output.path, ec)))
     throw Error(ExitCode::usage, r.output.path + ": the output is the input");
   m.input_fingerprint = fingerprint_file(m.input_path);
+  const Warmup warmup = chain_warmup(config);
   const auto cut_request = [&](const KeyframeScan& facts) {
     const bool asked = r.segments > 0 || r.segment_seconds > 0;
     return CutRequest{asked ? r.segments : default_segments(facts, r.jobs), r.segment_seconds,
-                      chain_warmup_frames(config, av_q2d(facts.frame_rate))};
+                      warmup.frames_at(av_q2d(facts.frame_rate))};
   };
   const KeyframeScan scan = scan_keyframes_for(m.input_path, cut_request);
   m.video_stream = scan.video_stream;

@@ -29,10 +29,9 @@ Manifest make_plan(const PlanRequest& request);
 // Creates the work directory and writes WORKDIR/manifest.json into it.
 void save_plan(Manifest& manifest);
 
-// Frames of warm-up the chain needs: what its stages declare, added up (a
-// stage's state settles only once the stages before it have), their
-// seconds counted at frames_per_second (one more frame for the rounding).
-int chain_warmup_frames(const Config& config, double frames_per_second);
+// The warm-up the chain needs: what its stages declare, added up (a stage's
+// state settles only once the stages before it have).
+Warmup chain_warmup(const Config& config);
 
 // The segment index of an array job: SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX
 // (Kubernetes Indexed Jobs) or AWS_BATCH_JOB_ARRAY_INDEX; `source` names it.

@@ -1,4 +1,5 @@
 #pragma once
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -75,6 +76,18 @@ class Stage {
 // Frames after which an exponential moving average h = a h_prev + (1-a) h_new
 // forgets its start: a^K <= 1/512, below half a level of an 8-bit value.
 int ema_warmup_frames(double a);
+
+// What stages declare as warm-up (warmup_frames and warmup_seconds, each
+// added up over a chain), in frames at `frames_per_second`: one more frame
+// where seconds are counted, for the rounding and an average rate.
+struct Warmup {
+  int frames = 0;
+  double seconds = 0;
+  void add(const Stage& stage) { frames += stage.warmup_frames(), seconds += stage.warmup_seconds(); }
+  int frames_at(double frames_per_second) const {
+    return seconds > 0 ? frames + int(std::ceil(seconds * frames_per_second)) + 1 : frames;
+  }
+};
 
 struct StageDescriptor {
   std::string name;
