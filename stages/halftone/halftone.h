@@ -81,9 +81,9 @@ class HalftoneStage final : public Stage {
   // cold frame on each, a warm one on every k-th; between, the last field.
   bool spreads_far_field(bool warm, int k) const { return !warm || k % settings_.far_field_every == 0; }
   // A lagged iteration does not sort either: the dots stay in the order and the
-  // cell table of the last spread's sort, and move in place. They moved less
-  // than (far_field_every - 1) * step spacings since, well inside a cell, and
-  // a pair the stale table misses is near the cut-off, where the near field is 0.
+  // cell table of the last spread's sort, and move in place. Within the lag
+  // budget (far_field_lag) they moved a fraction of a cell since, so a pair the
+  // stale table misses is near the cut-off, where the near field goes to 0.
   bool lagged_iteration(bool warm, int k) const { return !settings_.direct && !spreads_far_field(warm, k); }
 
   HalftoneSettings settings_;
