@@ -64,9 +64,9 @@ fuzz_one() {  # harness
 
 # The harnesses run side by side (each fuzzer is one process on one core):
 # on CI's two cores three of them take SECONDS, not three times SECONDS.
+mkdir -p "$build_dir/findings"
 pids=()
 for harness in "${harnesses[@]}"; do
-  mkdir -p "$build_dir/findings"
   fuzz_one "$harness" >"$build_dir/findings/$harness.log" 2>&1 &
   pids+=($!)
 done

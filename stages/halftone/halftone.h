@@ -77,14 +77,16 @@ class HalftoneStage final : public Stage {
   std::vector<float2> particles_cuda() const;
   FrameNumbers numbers_cuda() const;
   void add_profile_counters(StageCounters& counters) const;  // profile: true (CUDA)
-  // Whether iteration k spreads the dots and transforms (far_field_every): a
-  // cold frame on each, a warm one on every k-th; between, the last field.
-  bool spreads_far_field(bool warm, int k) const { return !warm || k % settings_.far_field_every == 0; }
-  // A lagged iteration does not sort either: the dots stay in the order and the
-  // cell table of the last spread's sort, and move in place. Within the lag
-  // budget (far_field_lag) they moved a fraction of a cell since, so a pair the
-  // stale table misses is near the cut-off, where the near field goes to 0.
-  bool lagged_iteration(bool warm, int k) const { return !settings_.direct && !spreads_far_field(warm, k); }
+  // Whether iteration k lags (far_field_every): a cold frame spreads the dots
+  // and transforms on each iteration, a warm one on every k-th; the iterations
+  // between evaluate the last field. They do not sort either: the dots stay in
+  // the order and the cell table of the last spread's sort, and move in place.
+  // Within the lag budget (far_field_lag) they moved a fraction of a cell since,
+  // so a pair the stale table misses is near the cut-off, where the near field
+  // goes to 0. Direct repulsion has no far field to lag.
+  bool lagged_iteration(bool warm, int k) const {
+    return !settings_.direct && warm && k % settings_.far_field_every != 0;
+  }
 
   HalftoneSettings settings_;
   Size size_;
