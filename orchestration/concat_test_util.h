@@ -27,8 +27,6 @@
 
 namespace sp::test::concat_fixtures {
 
-inline CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
-
 struct VideoPackets {
   int stream_index = -1;
   AVRational time_base{1, 1};

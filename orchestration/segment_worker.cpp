@@ -18,7 +18,14 @@ namespace {
 TranscodeOptions segment_options(const Manifest& m, int index, const Config& config, const WorkerOverrides& o) {
   const SegmentPlan& segment = m.segments[size_t(index)];
   TranscodeOptions t;
-  for (const StageConfig& s : config.stages) t.stages.push_back({s.name, s.params});
+  // In seconds as the frames' times are computed (pts * av_q2d), so that both
+  // workers at a seam find the same first frame of a handover.
+  const auto seconds = [&](std::optional<int64_t> pts) -> std::optional<double> {
+    if (!pts) return std::nullopt;
+    return double(*pts) * av_q2d(m.time_base);
+  };
+  const SegmentSeams seams{seconds(segment.begin_pts), seconds(segment.end_pts)};
+  for (const StageConfig& s : config.stages) t.stages.push_back({s.name, s.params, seams});
   t.input.url = m.input_path;
   t.input.window = PtsWindow{segment.seek_pts, segment.begin_pts.value_or(INT64_MIN),
                              segment.end_pts.value_or(INT64_MAX), false};

@@ -26,6 +26,15 @@ struct FrameInfo {
   double time_seconds = 0.0;
 };
 
+// Where this worker's segment of a segment-parallel run meets its
+// neighbours', in the input's seconds (FrameInfo::time_seconds). A stage
+// whose state no warm-up brings back can hand it over at a seam instead of
+// restarting it (halftone).
+struct SegmentSeams {
+  std::optional<double> begins;       // this segment's first time; none: the input's start
+  std::optional<double> next_begins;  // where the next segment begins; none: this one runs to the end
+};
+
 // One effect. The CUDA engine gives each frame in flight its own instance of
 // a non-temporal stage (a lane of the chain), and runs a temporal stage's one
 // instance on the lanes in frame order through events, so an instance and its
@@ -64,6 +73,9 @@ class Stage {
   // segment-parallel run as at a scene cut; a plan of several segments says
   // so once. Empty where warm-up recovers the state.
   virtual std::string state_lost_at_seams() const { return {}; }
+  // Segment-parallel runs: called once, before configure, with the seams of
+  // this worker's segment. A single run never calls it.
+  virtual void set_seams(const SegmentSeams&) {}
 
   // Bytes the stage must read and write per frame at its configured size, for
   // the bench's bandwidth floor. Default: read input once, write output once.

@@ -19,6 +19,8 @@ StageChain::StageChain(std::vector<StageSpec> specs, Backend backend, BufferPool
     s.instances.push_back(registry.create(spec.name, spec.params));
     const int instances = s.instances.front()->is_temporal() ? 1 : lanes_;
     for (int k = 1; k < instances; ++k) s.instances.push_back(registry.create(spec.name, spec.params));
+    if (spec.seams)
+      for (auto& instance : s.instances) instance->set_seams(*spec.seams);
     for (int k = 0; k < instances; ++k) s.scratch.push_back(std::make_unique<PooledScratch>(pool_, kind));
     if (s.shared() && lanes_ > 1) {
       s.done.resize(size_t(lanes_));

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pipeline/buffer_pool.h"
@@ -12,8 +14,12 @@
 namespace sp {
 
 struct StageSpec {
+  StageSpec() = default;
+  StageSpec(std::string name_, Params params_, std::optional<SegmentSeams> seams_ = std::nullopt)
+      : name(std::move(name_)), params(std::move(params_)), seams(seams_) {}
   std::string name;
   Params params;
+  std::optional<SegmentSeams> seams;  // a segment worker's (Stage::set_seams)
 };
 
 // The configured stages of one pipeline, run one after the other on RGBA8

@@ -4,12 +4,25 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <random>
 #include <sstream>
 
 #include "tests/support/test_support.h"
 
 namespace sp::test {
+
+CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+std::string run_parallel_cmd(const std::string& config, const std::string& in, const std::string& out,
+                             const std::string& flags) {
+  return "run " + config + " -i " + shell_quote(in) + " -o " + shell_quote(out) + " --backend cpu " + flags;
+}
 
 CommandResult run_command(const std::string& command) {
   CommandResult r;

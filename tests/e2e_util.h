@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace sp::test {
 
 struct CommandResult {
@@ -15,6 +17,13 @@ struct CommandResult {
 // Runs a shell command, capturing its output.
 CommandResult run_command(const std::string& command);
 std::string shell_quote(const std::string& s);
+// ffmpeg, quiet, overwriting.
+CommandResult ffmpeg(const std::string& args);
+// A JSON file (a manifest, --stats-json); a discarded value where it does not parse.
+nlohmann::json read_json(const std::string& path);
+// `stylepipe run CONFIG` on the CPU backend.
+std::string run_parallel_cmd(const std::string& config, const std::string& in, const std::string& out,
+                             const std::string& flags);
 
 // A fresh temporary directory removed at destruction.
 class TempDir {

@@ -42,11 +42,6 @@ std::string make_clip(const TempDir& dir, const std::string& name, const std::st
   return path;
 }
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
 bool has_encoder(const std::string& name) {
   return run_command("ffmpeg -hide_banner -encoders 2>/dev/null | grep -qw " + name).exit_code == 0;
 }

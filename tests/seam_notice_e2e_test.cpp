@@ -1,6 +1,7 @@
 // A plan of several segments names, once, each stage whose state no warm-up
-// brings back (halftone's dots, lowpoly's kept vertices without a refresh),
-// with the config's line; stages whose state warm-up recovers are not named.
+// brings back (halftone's dots without a handover, lowpoly's kept vertices
+// without a refresh), with the config's line; stages whose state warm-up or a
+// handover recovers are not named.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -41,7 +42,8 @@ TEST(SeamNotice, PlanNamesTheStagesWhoseStateRestartsAtSeams) {
   TempDir dir;
   const std::string in = make_clip(dir, rng);
   const std::vector<Case> cases = {
-      {"  - halftone: {dots_per_pixel: 0.2}", "halftone: the dot arrangement"},
+      {"  - halftone: {dots_per_pixel: 0.2, seam_seconds: 0}", "halftone: the dot arrangement"},
+      {"  - halftone: {dots_per_pixel: 0.2}", ""},  // handed over at each seam
       {"  - lowpoly: {temporal: true, refresh_seconds: 0}", "lowpoly: the kept vertices"},
       {"  - lowpoly: {temporal: true}", ""},  // refreshed every 2 s: a warm-up rebuilds the vertices
       {"  - lowpoly: {color_smoothing: 0.5}", ""},

@@ -15,8 +15,6 @@
 namespace sp::test {
 namespace {
 
-CommandResult ffmpeg(const std::string& args) { return run_command("ffmpeg -hide_banner -v error -y " + args); }
-
 // A random test pattern each run: testsrc2 at a random offset plus a random tone.
 std::string make_clip(const TempDir& dir, const std::string& name, const std::string& size, double seconds,
                       const std::string& video_codec = "libx264", const std::string& extra = "") {

@@ -6,12 +6,14 @@
 // the frame is redrawn as anti-aliased discs at their positions. See README.md.
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "pipeline/cuda_handles.h"
 #include "pipeline/stage.h"
 #include "stages/halftone/fastsum.h"
+#include "stages/halftone/handover.h"
 
 namespace sp::halftone {
 
@@ -40,6 +42,7 @@ struct HalftoneSettings {
   int ink_channel = -1;          // -1: ink from the luma; 0..2: from that component (colour stippling)
   bool direct = false;           // repulsion: direct O(M^2) sum instead of the fast summation (baseline)
   bool lookup_map = false;       // CUDA near field: the seed's lookup map instead of the cell table
+  double seam_seconds = 0.5;     // segment-parallel runs: the handover before a seam (handover.h); 0 = none
 };
 
 StageDescriptor make_halftone_descriptor();
@@ -58,7 +61,9 @@ class HalftoneStage final : public Stage {
 #endif
   bool is_temporal() const override { return true; }
   int warmup_frames() const override;
-  std::string state_lost_at_seams() const override { return "the dot arrangement (chaotic: no warm-up leads back to it)"; }
+  double warmup_seconds() const override { return settings_.seam_seconds; }
+  std::string state_lost_at_seams() const override;
+  void set_seams(const SegmentSeams& seams) override;
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 
@@ -68,6 +73,8 @@ class HalftoneStage final : public Stage {
   // The last frame's particles and numbers (CUDA: synchronizes; for tests and tools).
   std::vector<float2> particles() const;
   FrameNumbers numbers() const;
+  // Before a seam: the next segment's state this worker hands over to (null when none).
+  const HalftoneStage* handover_state() const { return next_.get(); }
 
  private:
   struct Cpu;
@@ -77,6 +84,19 @@ class HalftoneStage final : public Stage {
   std::vector<float2> particles_cuda() const;
   FrameNumbers numbers_cuda() const;
   void add_profile_counters(StageCounters& counters) const;  // profile: true (CUDA)
+  // One frame of the particle system, up to the dots' final sort (the render's cell table).
+  void advance_cpu(const RgbaView& in);
+#if STYLEPIPE_HAS_CUDA
+  void advance_cuda(const RgbaView& in, cudaStream_t stream);
+#endif
+  // Where a frame at `time_seconds` stands against the seams (handover.h).
+  struct SeamStep {
+    bool before_own_state = false;  // a lead-in frame before this worker's state starts: not run
+    bool handing_over = false;      // next_ runs too, and shows where the handover field is below threshold
+    float threshold = 0.f;
+  };
+  SeamStep seam_step(double time_seconds);  // called once per frame, in order
+  HandoverField handover_field(float threshold) const;
   // Whether iteration k lags (far_field_every): a cold frame spreads the dots
   // and transforms on each iteration, a warm one on every k-th; the iterations
   // between evaluate the last field. They do not sort either: the dots stay in
@@ -96,6 +116,10 @@ class HalftoneStage final : public Stage {
   float dot_radius_ = 0;
   float map_slot_px_ = 1;  // lookup map: one slot per dot at full ink
   int frames_done_ = 0;  // since configure: 0 = cold start next
+  SegmentSeams seams_;
+  std::optional<double> last_time_;  // the previous frame's, for the frame duration
+  std::unique_ptr<HalftoneStage> next_;  // before a seam: the state the next segment's worker starts
+  std::unique_ptr<HandoverQuantiles> handover_quantiles_;
   std::unique_ptr<Cpu> cpu_;
   Cuda* cuda_ = nullptr;  // defined in halftone_cuda.cu
 };

@@ -26,6 +26,10 @@ HalftoneSettings channel_settings(const HalftoneSettings& s, int c) {
 
 int ColourHalftoneStage::warmup_frames() const { return channels_[0]->warmup_frames(); }
 
+void ColourHalftoneStage::set_seams(const SegmentSeams& seams) {
+  for (auto& channel : channels_) channel->set_seams(seams);
+}
+
 ColourHalftoneStage::ColourHalftoneStage(const HalftoneSettings& settings) : mode_(settings.channels) {
   for (int c = 0; c < 3; ++c) channels_[c] = std::make_unique<HalftoneStage>(channel_settings(settings, c));
 }

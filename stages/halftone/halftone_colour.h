@@ -27,7 +27,9 @@ class ColourHalftoneStage final : public Stage {
 #endif
   bool is_temporal() const override { return true; }
   int warmup_frames() const override;
+  double warmup_seconds() const override { return channels_[0]->warmup_seconds(); }
   std::string state_lost_at_seams() const override { return channels_[0]->state_lost_at_seams(); }
+  void set_seams(const SegmentSeams& seams) override;
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 

@@ -179,10 +179,17 @@ __global__ void move(const float2* sorted, const float2* force, const int* count
   if (threadIdx.x == 0) moved_partials[blockIdx.x] = moved;
 }
 
-__global__ void render(RgbaView out, const float2* pos, const int* cell_start, DevicePlan p, RenderParams r) {
+__global__ void render(RgbaView out, const float2* pos, CellGrid cells, RenderParams r) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
   if (x >= out.width) return;
-  out.row32(y)[x] = render_pixel(x, y, pos, cell_start, p.cells_x, p.cells_y, p.cell_w, p.cell_h, r);
+  out.row32(y)[x] = render_pixel(x, y, pos, cells, r);
+}
+
+__global__ void render_handover(RgbaView out, const float2* own, CellGrid own_cells, const float2* next,
+                                CellGrid next_cells, RenderParams r, HandoverField field) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x >= out.width) return;
+  out.row32(y)[x] = render_handover_pixel(x, y, own, own_cells, next, next_cells, r, field);
 }
 
 // SP_HALFTONE_GRAPHS=0 (a benchmark switch; the same work either way) runs
@@ -327,7 +334,48 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   c.select_temp = scratch.allocate(std::max<size_t>(c.select_bytes, 16));
 }
 
+namespace {
+
+CellGrid cell_grid(const FastsumGpu& fastsum) {
+  const DevicePlan& p = fastsum.device_plan();
+  return {fastsum.cell_start(), p.cells_x, p.cells_y, p.cell_w, p.cell_h};
+}
+
+}  // namespace
+
 void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) {
+  const SeamStep step = seam_step(frame.time_seconds);
+  if (step.before_own_state) {  // its output is discarded: the cheapest picture will do
+    SP_CUDA_CHECK(cudaMemcpy2DAsync(out.data, out.pitch, in.data, in.pitch, size_t(size_.width) * 4, size_.height,
+                                    cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  if (step.handing_over) next_->advance_cuda(in, stream);
+  advance_cuda(in, stream);
+  Cuda& c = *cuda_;
+  Profile& pr = c.profile;
+  const dim3 grid((size_.width + kThreads - 1) / kThreads, size_.height);
+  const RenderParams rp = render_params(settings_, dot_radius_);
+  if (step.handing_over) {
+    const Cuda& next = *next_->cuda_;
+    render_handover<<<grid, kThreads, 0, stream>>>(out, c.pos, cell_grid(c.fastsum), next.pos,
+                                                   cell_grid(next.fastsum), rp, handover_field(step.threshold));
+  } else {
+    render<<<grid, kThreads, 0, stream>>>(out, c.pos, cell_grid(c.fastsum), rp);
+  }
+  SP_CUDA_CHECK_LAUNCH();
+  pr.record(kEnd, stream);
+  pr.end_frame(frames_done_ > 1 ? -1 : settings_.iterations);
+  if (!settings_.points_out.empty()) {
+    SP_CUDA_CHECK(cudaMemcpyAsync(c.points_host, c.pos, sizeof(float2) * capacity_, cudaMemcpyDeviceToHost, stream));
+    PointsJob& job = c.jobs[c.next_job];
+    c.next_job = (c.next_job + 1) % kPointsRing;
+    job = {&c.sink, frame.index};
+    SP_CUDA_CHECK(cudaLaunchHostFunc(stream, write_points_callback, &job));
+  }
+}
+
+void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream) {
   Cuda& c = *cuda_;
   const int w = size_.width, h = size_.height;
   const int blocks = c.fastsum.particle_blocks();
@@ -421,22 +469,9 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   pr.record(kIterated, stream);
   c.fastsum.sort(c.pos, c.sorted, count, stream);
   SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
-  const dim3 grid((w + kThreads - 1) / kThreads, h);
-  render<<<grid, kThreads, 0, stream>>>(out, c.pos, c.fastsum.cell_start(), c.fastsum.device_plan(),
-                                        render_params(settings_, dot_radius_));
-  SP_CUDA_CHECK_LAUNCH();
-  pr.record(kEnd, stream);
-  pr.end_frame(warm ? -1 : most);
   std::swap(c.ink, c.old_ink);
   ++frames_done_;
   SP_CUDA_CHECK(cudaMemcpyAsync(c.numbers_host, c.numbers, sizeof(FrameNumbers), cudaMemcpyDeviceToHost, stream));
-  if (!settings_.points_out.empty()) {
-    SP_CUDA_CHECK(cudaMemcpyAsync(c.points_host, c.pos, sizeof(float2) * capacity_, cudaMemcpyDeviceToHost, stream));
-    PointsJob& job = c.jobs[c.next_job];
-    c.next_job = (c.next_job + 1) % kPointsRing;
-    job = {&c.sink, frame.index};
-    SP_CUDA_CHECK(cudaLaunchHostFunc(stream, write_points_callback, &job));
-  }
 }
 
 std::vector<float2> HalftoneStage::particles_cuda() const {

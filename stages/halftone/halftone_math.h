@@ -31,7 +31,7 @@ SP_HD uint64_t rng_bits(uint64_t seed, uint32_t stream, uint32_t a, uint32_t b) 
 }
 SP_HD float unit_float(uint64_t bits) { return float(bits >> 40) * (1.0f / 16777216.0f); }  // [0, 1)
 
-enum RngStream : uint32_t { kStreamInit = 1, kStreamShake = 2, kStreamKeep = 3, kStreamAdd = 4 };
+enum RngStream : uint32_t { kStreamInit = 1, kStreamShake = 2, kStreamKeep = 3, kStreamAdd = 4, kStreamHandover = 5 };
 
 // ---- per-frame numbers (host for the CPU backend, one device thread for CUDA) ----
 struct CountRule {
@@ -248,26 +248,39 @@ struct RenderParams {
   float dot[3] = {0, 0, 0};
 };
 
-// Coverage of pixel (x, y) by the sorted dots of the cells around it. Only
-// the cells that meet the box a disc can reach from the pixel are read (the
+// Ink of pixel (x, y): the coverage by the sorted dots of the cells around it
+// that `visible` accepts (all of them but in a seam's handover). Only the
+// cells that meet the box a disc can reach from the pixel are read (the
 // near field's cells are several dot radii wide: mostly one cell, not nine);
 // the dots left out would add exact zeros, so the sum is the same to the bit.
-SP_HD uint32_t render_pixel(int x, int y, const float2* pos, const int* cell_start, int cells_x, int cells_y,
-                            float cell_w, float cell_h, const RenderParams& r) {
+struct CellGrid {
+  const int* cell_start;
+  int cells_x, cells_y;
+  float cell_w, cell_h;
+};
+
+template <class Visible>
+SP_HD float disc_cover(int x, int y, const float2* pos, const CellGrid& g, float radius, Visible visible) {
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
   // disc_coverage is 0 from radius + 0.5 on; the margin covers rounding.
-  const float reach = r.radius + 0.5f + 1e-3f;
-  const int x0 = imax(int(floorf((px - reach) / cell_w)), 0), x1 = imin(int((px + reach) / cell_w), cells_x - 1);
-  const int y0 = imax(int(floorf((py - reach) / cell_h)), 0), y1 = imin(int((py + reach) / cell_h), cells_y - 1);
+  const float reach = radius + 0.5f + 1e-3f;
+  const int x0 = imax(int(floorf((px - reach) / g.cell_w)), 0), x1 = imin(int((px + reach) / g.cell_w), g.cells_x - 1);
+  const int y0 = imax(int(floorf((py - reach) / g.cell_h)), 0), y1 = imin(int((py + reach) / g.cell_h), g.cells_y - 1);
   float cover = 0.f;
   for (int j = y0; j <= y1; ++j) {
-    const int row = j * cells_x;
-    const int lo = cell_start[row + x0], hi = cell_start[row + x1 + 1];
+    const int row = j * g.cells_x;
+    const int lo = g.cell_start[row + x0], hi = g.cell_start[row + x1 + 1];
     for (int i = lo; i < hi; ++i) {
+      if (!visible(pos[i])) continue;
       const float dx = pos[i].x - px, dy = pos[i].y - py;
-      cover += disc_coverage(sqrtf(dx * dx + dy * dy), r.radius);
+      cover += disc_coverage(sqrtf(dx * dx + dy * dy), radius);
     }
   }
+  return cover;
+}
+
+// The pixel's colour at `cover`, clamped to 1: overlapping discs ink once.
+SP_HD uint32_t shade(float cover, const RenderParams& r) {
   cover = fminf(cover, 1.f);
   uint32_t out = 0xFF000000u;
   for (int c = 0; c < 3; ++c) {
@@ -275,6 +288,14 @@ SP_HD uint32_t render_pixel(int x, int y, const float2* pos, const int* cell_sta
     out |= uint32_t(fminf(fmaxf(v + 0.5f, 0.f), 255.f)) << (8 * c);
   }
   return out;
+}
+
+struct EveryDot {
+  SP_HD bool operator()(float2) const { return true; }
+};
+
+SP_HD uint32_t render_pixel(int x, int y, const float2* pos, const CellGrid& g, const RenderParams& r) {
+  return shade(disc_cover(x, y, pos, g, r.radius, EveryDot{}), r);
 }
 
 }  // namespace sp::halftone

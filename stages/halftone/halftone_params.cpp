@@ -87,6 +87,12 @@ std::vector<ParamSpec> halftone_table() {
                 "map (atomicExch insertion with displacement to the right, rebuilt every iteration). Same forces up "
                 "to float summation order; the sort runs either way (the spread and the render need it). The CPU "
                 "always uses the cell table."),
+      row("seam_seconds", T::number, 0.5, 0.0, 10.0,
+          "Segment-parallel runs (--jobs, plan): the dots are chaotic, so no warm-up leads a segment back to the "
+          "arrangement its predecessor reached. Instead the worker before a seam also runs, for this long before "
+          "it, the state the next segment starts, and hands its picture over to it blob by blob, so the seam "
+          "changes no more than a frame does. 0 = no handover: the arrangement restarts at each seam, as at a "
+          "scene cut. A single run is unaffected."),
       row("profile", T::boolean, false, {}, {},
           "Time the phases. CUDA: events around attraction, sort, spread, FFT, interpolate, near field (with "
           "repulsion: direct, the whole direct sum), move and render on the first iteration of every frame, no "
@@ -124,6 +130,7 @@ HalftoneSettings parse_halftone_params(const Params& p) {
   s.dot_color = colour(p.get_list("dot_color"));
   s.points_out = p.get_string("points_out");
   s.profile = p.get_bool("profile");
+  s.seam_seconds = p.get_number("seam_seconds");
   s.direct = p.get_string("repulsion") == "direct";
   s.lookup_map = p.get_string("neighbours") == "lookup_map";
   const std::string& channels = p.get_string("channels");

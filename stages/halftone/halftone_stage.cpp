@@ -47,8 +47,8 @@ void CpuProfile::print() const {
 HalftoneStage::HalftoneStage(HalftoneSettings settings) : settings_(std::move(settings)) {}
 
 // The cold start (shaken, `iterations` steps) falls on a discarded frame, so a
-// segment's first frame is warm-started like every other. More warm-up cannot
-// recover the dots of the run before the seam: their arrangement is chaotic.
+// segment's first frame is warm-started like every other; with a handover,
+// the state starts seam_seconds before the segment (warmup_seconds).
 int HalftoneStage::warmup_frames() const { return 1; }
 
 HalftoneStage::~HalftoneStage() {
@@ -64,6 +64,7 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
   size_ = input;
   backend_ = backend;
   frames_done_ = 0;
+  last_time_.reset();
   const double pixels = double(input.width) * input.height;
   capacity_ = settings_.dots > 0 ? settings_.dots : int(std::ceil(pixels * settings_.dots_per_pixel)) + 1;
   // Reference density for the near-field radius: the explicit count, or half ink.
@@ -101,6 +102,9 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     cpu_.reset();
     configure_cuda(scratch);  // returns once the device's kernel spectra are made
   }
+  if (next_) next_->configure(input, backend, scratch);
+  if (settings_.seam_seconds > 0 && next_)
+    handover_quantiles_ = std::make_unique<HandoverQuantiles>(handover_field(0.f).seed, handover_field(0.f).inv_cell);
   log_debug("halftone: configure {}x{} ({}) took {:.1f} ms (kernel N = {}, grid n = {})", input.width, input.height,
             backend == Backend::cpu ? "cpu" : "cuda",
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), plan_.N,
@@ -140,6 +144,39 @@ RenderParams render_params(const HalftoneSettings& s, float radius) {
 InkScale stage_ink_scale(const HalftoneSettings& s) { return ink_scale(s); }
 
 void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) {
+  const SeamStep step = seam_step(frame.time_seconds);
+  if (step.before_own_state) {  // its output is discarded: the cheapest picture will do
+    for (int y = 0; y < size_.height; ++y) std::memcpy(out.row(y), in.row(y), size_t(size_.width) * 4);
+    return;
+  }
+  if (step.handing_over) next_->advance_cpu(in);
+  advance_cpu(in);
+  Cpu& c = *cpu_;
+  const int w = size_.width, h = size_.height;
+  const RenderParams rp = render_params(settings_, dot_radius_);
+  const auto cells = [&](const Cpu& of) {
+    return CellGrid{of.fastsum->cell_start().data(), plan_.cells_x, plan_.cells_y, plan_.cell_w, plan_.cell_h};
+  };
+  const CellGrid own = cells(c);
+  parallel_for(h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      uint32_t* row = out.row32(y);
+      if (step.handing_over) {
+        const CellGrid next = cells(*next_->cpu_);
+        const HandoverField field = handover_field(step.threshold);
+        for (int x = 0; x < w; ++x)
+          row[x] = render_handover_pixel(x, y, c.pos.data(), own, next_->cpu_->pos.data(), next, rp, field);
+      } else {
+        for (int x = 0; x < w; ++x) row[x] = render_pixel(x, y, c.pos.data(), own, rp);
+      }
+    }
+  });
+  if (!settings_.points_out.empty())
+    write_points(settings_.points_out, frame.index, c.pos.data(), c.numbers.count, size_, dot_radius_,
+                 settings_.background, settings_.dot_color);
+}
+
+void HalftoneStage::advance_cpu(const RgbaView& in) {
   Cpu& c = *cpu_;
   const int w = size_.width, h = size_.height;
   const InkScale scale = ink_scale(settings_);
@@ -222,20 +259,8 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
   } else {
     c.fastsum->sort(c.pos.data(), 0);
   }
-  const RenderParams rp = render_params(settings_, dot_radius_);
-  const int* starts = c.fastsum->cell_start().data();
-  parallel_for(h, [&](int y0, int y1) {
-    for (int y = y0; y < y1; ++y) {
-      uint32_t* row = out.row32(y);
-      for (int x = 0; x < w; ++x)
-        row[x] = render_pixel(x, y, c.pos.data(), starts, plan_.cells_x, plan_.cells_y, plan_.cell_w, plan_.cell_h, rp);
-    }
-  });
   std::swap(c.ink, c.old_ink);
   ++frames_done_;
-  if (!settings_.points_out.empty())
-    write_points(settings_.points_out, frame.index, c.pos.data(), f.count, size_, dot_radius_, settings_.background,
-                 settings_.dot_color);
 }
 
 float shake_amplitude(const HalftoneSettings& s, int k, float spacing) {

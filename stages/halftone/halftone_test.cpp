@@ -224,9 +224,9 @@ TEST(Halftone, RenderOfTheReachableCellsEqualsTheScanOfAllDots) {
     int differing = 0;
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
-        const uint32_t cells = render_pixel(x, y, pos.data(), fastsum.cell_start().data(), plan.cells_x, plan.cells_y,
-                                            plan.cell_w, plan.cell_h, r);
-        const uint32_t all = render_pixel(x, y, pos.data(), one_cell, 1, 1, float(w), float(h), r);
+        const CellGrid cell_table{fastsum.cell_start().data(), plan.cells_x, plan.cells_y, plan.cell_w, plan.cell_h};
+        const uint32_t cells = render_pixel(x, y, pos.data(), cell_table, r);
+        const uint32_t all = render_pixel(x, y, pos.data(), CellGrid{one_cell, 1, 1, float(w), float(h)}, r);
         differing += cells != all;
       }
     EXPECT_EQ(differing, 0) << w << "x" << h << ", " << count << " dots, cells " << plan.cells_x << "x" << plan.cells_y

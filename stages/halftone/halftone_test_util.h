@@ -167,10 +167,11 @@ class StageRunner {
     }
 #endif
   }
-  test::HostImage process(const test::HostImage& in, int64_t index) {
+  test::HostImage process(const test::HostImage& in, int64_t index, double time_seconds = 0) {
     test::HostImage out(size_.width, size_.height);
     FrameInfo info;
     info.index = index;
+    info.time_seconds = time_seconds;
     if (backend_ == Backend::cpu) {
       stage_.process_cpu(in.view(), out.view(), info);
       return out;
