@@ -119,6 +119,10 @@ class HalftoneStage final : public Stage {
   SegmentSeams seams_;
   std::optional<double> last_time_;  // the previous frame's, for the frame duration
   std::unique_ptr<HalftoneStage> next_;  // before a seam: the state the next segment's worker starts
+  // Warm frames as one graph (halftone_cuda.cu). Not for next_: its half
+  // second needs no launch savings, and two instances' while graphs on one
+  // stream made memcheck report illegal addresses (docs/perf.md, seams).
+  bool warm_graph_ = true;
   std::unique_ptr<HandoverQuantiles> handover_quantiles_;
   std::unique_ptr<Cpu> cpu_;
   Cuda* cuda_ = nullptr;  // defined in halftone_cuda.cu

@@ -405,7 +405,7 @@ void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream) {
   const int* count = &c.numbers->count;
   const int* active = &c.numbers->active;
   const int most = warm ? settings_.video_iterations : settings_.iterations;
-  const bool as_graph = warm && most > 0 && warm_iterations_as_graph();
+  const bool as_graph = warm && most > 0 && warm_graph_ && warm_iterations_as_graph();
   // Launched one by one, the host cannot see convergence: every frame runs `most`.
   const float tolerance = as_graph ? float(settings_.video_tolerance) : 0.f;
   const auto iterate = [&](int k, cudaStream_t s, cudaGraphConditionalHandle loop, bool in_graph) {

@@ -65,12 +65,13 @@ SeamRun run_at_seam(const std::vector<test::HostImage>& clip, int seam_frame, do
 // Before the handover the picture is the single run's; through it, more and
 // more of it is the next worker's, and the last frame before the seam is
 // wholly the next worker's picture: the seam is a step of one state.
-void expect_handover(const SeamRun& run, int seam_frame, double seam_seconds, double last_share = 1.0) {
+void expect_handover(const SeamRun& run, int seam_frame, double seam_seconds, double last_share = 1.0,
+                     double differing = 0) {
   const int first_handover = int(std::ceil((seam_frame / kFps - seam_seconds) * kFps - 1e-9));
   std::vector<double> shares;
   for (int f = 0; f < seam_frame; ++f) {
     if (f < first_handover) {
-      EXPECT_EQ(test::compare(run.before[size_t(f)], run.alone[size_t(f)]).max_abs, 0) << "frame " << f;
+      EXPECT_LE(1 - equal_share(run.before[size_t(f)], run.alone[size_t(f)]), differing) << "frame " << f;
       continue;
     }
     shares.push_back(equal_share(run.before[size_t(f)], run.after[size_t(f)]));
@@ -126,8 +127,9 @@ TEST(HalftoneSeamsCuda, TheWorkerBeforeASeamRunsTheNextWorkersStateAndHandsOverT
   std::printf("%d of %zu dots differ by more than 0.01 px after 15 frames\n", unmatched, started.size());
   EXPECT_LE(unmatched, int(started.size() / 500));
   // The device's float sums vary in order from run to run (atomics): the same
-  // dots to within 0.01 px, which moves the edges of a few discs by a level.
-  expect_handover(run, 20, 0.6, 0.99);
+  // dots to within 0.01 px, which moves the edges of a few discs by a level
+  // (in 1 % of the pixels at most, as between two single runs).
+  expect_handover(run, 20, 0.6, 0.99, 0.01);
 }
 #endif
 
