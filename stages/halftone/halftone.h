@@ -87,7 +87,7 @@ class HalftoneStage final : public Stage {
   // One frame of the particle system, up to the dots' final sort (the render's cell table).
   void advance_cpu(const RgbaView& in);
 #if STYLEPIPE_HAS_CUDA
-  void advance_cuda(const RgbaView& in, cudaStream_t stream);
+  void advance_cuda(const RgbaView& in, cudaStream_t stream, bool warm_graph);
 #endif
   // Where a frame at `time_seconds` stands against the seams (handover.h).
   struct SeamStep {
@@ -119,10 +119,6 @@ class HalftoneStage final : public Stage {
   SegmentSeams seams_;
   std::optional<double> last_time_;  // the previous frame's, for the frame duration
   std::unique_ptr<HalftoneStage> next_;  // before a seam: the state the next segment's worker starts
-  // Warm frames as one graph (halftone_cuda.cu). Not for next_: its half
-  // second needs no launch savings, and two instances' while graphs on one
-  // stream made memcheck report illegal addresses (docs/perf.md, seams).
-  bool warm_graph_ = true;
   std::unique_ptr<HandoverQuantiles> handover_quantiles_;
   std::unique_ptr<Cpu> cpu_;
   Cuda* cuda_ = nullptr;  // defined in halftone_cuda.cu

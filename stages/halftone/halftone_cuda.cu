@@ -350,8 +350,10 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
                                     cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  if (step.handing_over) next_->advance_cuda(in, stream);
-  advance_cuda(in, stream);
+  // A handover runs launch by launch: with the two states' kernels on one
+  // stream, a warm graph hit illegal addresses under memcheck (docs/perf.md).
+  if (step.handing_over) next_->advance_cuda(in, stream, false);
+  advance_cuda(in, stream, !step.handing_over);
   Cuda& c = *cuda_;
   Profile& pr = c.profile;
   const dim3 grid((size_.width + kThreads - 1) / kThreads, size_.height);
@@ -375,7 +377,7 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   }
 }
 
-void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream) {
+void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool warm_graph) {
   Cuda& c = *cuda_;
   const int w = size_.width, h = size_.height;
   const int blocks = c.fastsum.particle_blocks();
@@ -405,7 +407,7 @@ void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream) {
   const int* count = &c.numbers->count;
   const int* active = &c.numbers->active;
   const int most = warm ? settings_.video_iterations : settings_.iterations;
-  const bool as_graph = warm && most > 0 && warm_graph_ && warm_iterations_as_graph();
+  const bool as_graph = warm && most > 0 && warm_graph && warm_iterations_as_graph();
   // Launched one by one, the host cannot see convergence: every frame runs `most`.
   const float tolerance = as_graph ? float(settings_.video_tolerance) : 0.f;
   const auto iterate = [&](int k, cudaStream_t s, cudaGraphConditionalHandle loop, bool in_graph) {

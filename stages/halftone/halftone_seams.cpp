@@ -44,7 +44,6 @@ void HalftoneStage::set_seams(const SegmentSeams& seams) {
   next.points_out.clear();
   next.profile = false;
   next_ = std::make_unique<HalftoneStage>(std::move(next));
-  next_->warm_graph_ = false;
 }
 
 HandoverField HalftoneStage::handover_field(float threshold) const {

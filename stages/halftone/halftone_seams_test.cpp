@@ -78,7 +78,7 @@ void expect_handover(const SeamRun& run, int seam_frame, double seam_seconds, do
     std::printf("frame %d: %.2f of the picture is the next worker's\n", f, shares.back());
   }
   ASSERT_GE(shares.size(), 4u);
-  for (size_t i = 1; i < shares.size(); ++i) EXPECT_GT(shares[i], shares[i - 1] + 0.05) << "step " << i;
+  for (size_t i = 1; i < shares.size(); ++i) EXPECT_GT(shares[i], shares[i - 1] + 0.02) << "step " << i;
   EXPECT_LT(shares.front(), 0.5);
   EXPECT_GE(shares.back(), last_share);
 }
