@@ -16,7 +16,8 @@ namespace sp::test {
 namespace {
 
 // Irregular frame steps (each at least step - wobble > 0), a tone, keyframes
-// every second or so, the first frame at a random time after 0.
+// every second or so, the first frame at a random time after 0. Empty where
+// this FFmpeg has no settb filter (the GPU machines' static kit).
 std::string make_variable_rate_clip(const TempDir& dir, std::mt19937_64& rng) {
   const std::string path = dir.file(rng() % 2 ? "in.mp4" : "in.mkv");
   const double step = 0.025 + double(rng() % 20) / 1000, wobble = step * double(rng() % 80) / 100;
@@ -32,6 +33,7 @@ std::string make_variable_rate_clip(const TempDir& dir, std::mt19937_64& rng) {
                 step, wobble, 1 + int(rng() % 7), 20 + int(rng() % 20), 0.1 + double(rng() % 3000) / 1000,
                 shell_quote(path).c_str());
   const CommandResult r = run_command(command);
+  if (r.output.find("No such filter: 'settb'") != std::string::npos) return {};
   EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.output;
   return path;
 }
@@ -45,6 +47,7 @@ TEST(SegmentsE2E, JobsRunKeepsTheSingleRunsBFramesInMp4AndMkv) {
   std::mt19937_64 rng(fresh_seed() ^ 0xbf);
   TempDir dir;
   const std::string in = make_variable_rate_clip(dir, rng);
+  if (in.empty()) GTEST_SKIP() << "this FFmpeg has no settb filter to make the variable-rate clip (the GPU machines' static kit)";
   const std::vector<double> in_times = video_frame_times(in);
   ASSERT_GT(in_times.size(), 100u);
   ASSERT_GT(in_times.front(), 0.05) << "the input should start late";
