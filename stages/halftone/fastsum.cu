@@ -81,7 +81,7 @@ void FastsumGpu::release() {
   }
 }
 
-void FastsumGpu::configure(const FastsumPlan& plan, int capacity, ScratchAllocator& scratch) {
+void FastsumGpu::configure(const FastsumPlan& plan, int capacity, ScratchAllocator& scratch, bool exact_sums) {
   release();
   capacity_ = capacity;
   dp_ = {};
@@ -113,7 +113,8 @@ void FastsumGpu::configure(const FastsumPlan& plan, int capacity, ScratchAllocat
   SP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes_, cell_count_, cell_start_, int(cells)));
   scan_temp_ = scratch.allocate(std::max<size_t>(scan_bytes_, 16));
 
-  configure_far(plan, scratch);
+  exact_ = false;
+  configure_far(plan, scratch, exact_sums);
 }
 
 void FastsumGpu::sort(const float2* pos, float2* sorted, const int* count, cudaStream_t stream) {

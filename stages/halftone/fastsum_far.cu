@@ -41,9 +41,19 @@ __device__ __forceinline__ int wrap_once(int i, int n) { return i < 0 ? i + n : 
 constexpr int kSpreadBoxFloats = 12000;  // 47 KB: a tile's box, for several blocks per SM
 constexpr int kMaxTileCells = 32;       // cell rows of a tile, for the shared row ranges
 
+// Exact sums: the windows as fixed-point integers (2^-32 units; a weight is
+// at most 1), whose sums do not depend on the order the atomics land in, so
+// the same dots always give the same grid to the bit. Float atomics round in
+// arrival order, and the dots, being chaotic, make a different arrangement of
+// that within frames: the seams of segment-parallel runs need the same one.
+constexpr float kFixedOne = 4294967296.f;
+
+template <bool kExact>
 __global__ void __launch_bounds__(kThreads) spread(const float2* pos, const int* cell_start, DevicePlan p,
-                                                   float* grid) {
-  extern __shared__ float box[];  // spread_box_floats
+                                                   float* grid, unsigned long long* exact_grid) {
+  extern __shared__ unsigned long long spread_box_words[];  // spread_box_floats floats, or as many words when exact
+  float* box = reinterpret_cast<float*>(spread_box_words);
+  unsigned long long* exact_box = spread_box_words;
   __shared__ int range_lo[kMaxTileCells], range_end[kMaxTileCells + 1];  // range_end: running particle counts
   const int m = p.window.m, m2 = 2 * m, n = p.n, t = p.spread_cells;
   const float cx = 0.5f * p.width, cy = 0.5f * p.height;
@@ -56,7 +66,12 @@ __global__ void __launch_bounds__(kThreads) spread(const float2* pos, const int*
   const int y0 = int(floorf((r0 * p.cell_h - cy) * p.grid_per_pixel)) - m;
   const int bw = int(floorf((c1 * p.cell_w - cx) * p.grid_per_pixel)) + m + 2 - x0;
   const int bh = int(floorf((r1 * p.cell_h - cy) * p.grid_per_pixel)) + m + 2 - y0;
-  for (int e = threadIdx.x; e < bw * bh; e += blockDim.x) box[e] = 0.f;
+  for (int e = threadIdx.x; e < bw * bh; e += blockDim.x) {
+    if constexpr (kExact)
+      exact_box[e] = 0;
+    else
+      box[e] = 0.f;
+  }
   if (threadIdx.x == 0) {
     int total = 0;
     range_end[0] = 0;
@@ -82,15 +97,30 @@ __global__ void __launch_bounds__(kThreads) spread(const float2* pos, const int*
     const int fx = window_weights(p.window, (q.x - cx) * p.grid_per_pixel, wx) - x0;
     const int fy = window_weights(p.window, (q.y - cy) * p.grid_per_pixel, wy) - y0;
     for (int a = 0; a < m2; ++a) {
-      float* row = box + (fy + a) * bw + fx;
-      for (int b = 0; b < m2; ++b) atomicAdd(row + b, wy[a] * wx[b]);
+      const int row = (fy + a) * bw + fx;
+      for (int b = 0; b < m2; ++b) {
+        if constexpr (kExact)
+          atomicAdd(exact_box + row + b, static_cast<unsigned long long>(__float2ll_rn(wy[a] * wx[b] * kFixedOne)));
+        else
+          atomicAdd(box + row + b, wy[a] * wx[b]);
+      }
     }
   }
   __syncthreads();
   for (int e = threadIdx.x; e < bw * bh; e += blockDim.x) {
-    const float v = box[e];
-    if (v != 0.f) atomicAdd(grid + size_t(y0 + e / bw + p.row_offset) * n + wrap_once(x0 + e % bw, n), v);
+    const size_t at = size_t(y0 + e / bw + p.row_offset) * n + wrap_once(x0 + e % bw, n);
+    if constexpr (kExact) {
+      if (exact_box[e] != 0) atomicAdd(exact_grid + at, exact_box[e]);
+    } else {
+      const float v = box[e];
+      if (v != 0.f) atomicAdd(grid + at, v);
+    }
   }
+}
+
+__global__ void exact_to_float(const unsigned long long* exact_grid, size_t points, float* grid) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < points; i += size_t(gridDim.x) * blockDim.x)
+    grid[i] = float(double(static_cast<long long>(exact_grid[i])) * (1.0 / 4294967296.0));
 }
 
 // dst[x * dst_pitch + wrap(y + dst_shift)] = src[y * src_pitch + wrap(x + src_shift)]
@@ -174,7 +204,7 @@ void launch_transpose(const cufftComplex* src, int src_pitch, int src_shift, cuf
 
 }  // namespace
 
-void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratch) {
+void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratch, bool exact_sums) {
   const int N = plan.N, n = plan.n, m = plan.window.m;
   // Rows the spread can touch: |v| <= height/2 * grid_per_pixel + m (+ margin for rounding).
   dp_.row_offset = std::min(n / 2 - 1, int(std::ceil(0.5 * plan.height * plan.grid_per_pixel)) + m + 2);
@@ -208,7 +238,18 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
                                       " KB of shared memory for the spread, more than the GPU's " +
                                       std::to_string(optin / 1024) + " KB (lower accuracy_p or oversampling)");
   if (spread_shared_bytes_ > 48 * 1024)
-    SP_CUDA_CHECK(cudaFuncSetAttribute(spread, cudaFuncAttributeMaxDynamicSharedMemorySize, int(spread_shared_bytes_)));
+    SP_CUDA_CHECK(cudaFuncSetAttribute(spread<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(spread_shared_bytes_)));
+  if (exact_sums) {
+    exact_shared_bytes_ = 2 * spread_shared_bytes_;  // a word per grid point
+    if (exact_shared_bytes_ > size_t(optin))
+      throw Error(ExitCode::config, "halftone: the exact spread of a seam's handover needs " +
+                                        std::to_string(exact_shared_bytes_ / 1024) + " KB of shared memory, more than "
+                                        "the GPU's " + std::to_string(optin / 1024) + " KB (seam_seconds: 0 turns it off)");
+    if (exact_shared_bytes_ > 48 * 1024)
+      SP_CUDA_CHECK(cudaFuncSetAttribute(spread<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(exact_shared_bytes_)));
+  }
   spread_grid_ = dim3((plan.cells_x + dp_.spread_cells - 1) / dp_.spread_cells,
                       (plan.cells_y + dp_.spread_cells - 1) / dp_.spread_cells);
   const size_t rows = size_t(dp_.rows), hw = size_t(n / 2 + 1), nn = size_t(n);
@@ -220,6 +261,7 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
   dp_.deconv = deconv;
 
   grid_ = scratch.allocate_array<float>(rows * nn);
+  exact_grid_ = exact_sums ? scratch.allocate_array<unsigned long long>(rows * nn) : nullptr;
   rows_hat_ = scratch.allocate_array<cufftComplex>(rows * hw);
   cols_ = scratch.allocate_array<cufftComplex>(size_t(N / 2) * nn);
   spectrum_ = scratch.allocate_array<cufftComplex>(size_t(N / 2) * nn);
@@ -244,8 +286,16 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
 void FastsumGpu::far_field(const float2* sorted, const int* count, float2* force, cudaStream_t stream,
                            cudaEvent_t after_spread, cudaEvent_t after_fft) {
   const int n = dp_.n, N = dp_.N, rows = dp_.rows, a = dp_.row_offset;
-  SP_CUDA_CHECK(cudaMemsetAsync(grid_, 0, size_t(rows) * n * sizeof(float), stream));
-  spread<<<spread_grid_, kThreads, spread_shared_bytes_, stream>>>(sorted, cell_start_, dp_, grid_);
+  if (exact_) {
+    const size_t points = size_t(rows) * n;
+    SP_CUDA_CHECK(cudaMemsetAsync(exact_grid_, 0, points * sizeof(unsigned long long), stream));
+    spread<true><<<spread_grid_, kThreads, exact_shared_bytes_, stream>>>(sorted, cell_start_, dp_, grid_, exact_grid_);
+    SP_CUDA_CHECK_LAUNCH();
+    exact_to_float<<<particle_blocks_, kThreads, 0, stream>>>(exact_grid_, points, grid_);
+  } else {
+    SP_CUDA_CHECK(cudaMemsetAsync(grid_, 0, size_t(rows) * n * sizeof(float), stream));
+    spread<false><<<spread_grid_, kThreads, spread_shared_bytes_, stream>>>(sorted, cell_start_, dp_, grid_, nullptr);
+  }
   SP_CUDA_CHECK_LAUNCH();
   if (after_spread) SP_CUDA_CHECK(cudaEventRecord(after_spread, stream));
   for (cufftHandle h : {fft_rows_r2c_, fft_cols_, ifft_cols_, ifft_rows_}) SP_CUFFT_CHECK(cufftSetStream(h, stream));

@@ -33,7 +33,11 @@ class FastsumGpu {
   FastsumGpu(const FastsumGpu&) = delete;
   FastsumGpu& operator=(const FastsumGpu&) = delete;
 
-  void configure(const FastsumPlan& plan, int capacity, ScratchAllocator& scratch);
+  // exact_sums: also ready the spread whose sums do not depend on the order
+  // of its atomics (use_exact_sums), for results that repeat to the bit.
+  void configure(const FastsumPlan& plan, int capacity, ScratchAllocator& scratch, bool exact_sums = false);
+  // From the next far_field() on; only after configure(..., exact_sums = true).
+  void use_exact_sums(bool on) { exact_ = on && exact_grid_ != nullptr; }
   // Stable sort by cell (ties by index, as FastsumCpu::sort): pos -> sorted,
   // and the cell table. *count is read on the device.
   void sort(const float2* pos, float2* sorted, const int* count, cudaStream_t stream);
@@ -56,13 +60,15 @@ class FastsumGpu {
 
  private:
   void release();
-  void configure_far(const FastsumPlan& plan, ScratchAllocator& scratch);
+  void configure_far(const FastsumPlan& plan, ScratchAllocator& scratch, bool exact_sums);
 
   DevicePlan dp_;
   int capacity_ = 0;
   int particle_blocks_ = 1;
   dim3 spread_grid_;  // tiles of cells
   size_t spread_shared_bytes_ = 0;
+  size_t exact_shared_bytes_ = 0;
+  bool exact_ = false;
   int* cell_count_ = nullptr;  // cells + 1
   int* cell_start_ = nullptr;  // cells + 1
   int* key_ = nullptr;
@@ -72,6 +78,7 @@ class FastsumGpu {
   size_t scan_bytes_ = 0;
   // Far field, pruned 2D FFTs as 1D passes (see fastsum_far.cu).
   float* grid_ = nullptr;               // rows x n spread
+  unsigned long long* exact_grid_ = nullptr;  // rows x n: the exact spread's fixed-point sums
   cufftComplex* rows_hat_ = nullptr;    // rows x (n/2+1): R2C along x
   cufftComplex* cols_ = nullptr;        // N/2 x n: transposed, zero outside the rows
   cufftComplex* spectrum_ = nullptr;    // N/2 x n: C2C along y (j1 >= 0 half)

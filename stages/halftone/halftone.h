@@ -87,14 +87,19 @@ class HalftoneStage final : public Stage {
   // One frame of the particle system, up to the dots' final sort (the render's cell table).
   void advance_cpu(const RgbaView& in);
 #if STYLEPIPE_HAS_CUDA
-  void advance_cuda(const RgbaView& in, cudaStream_t stream, bool warm_graph);
+  // exact: sums that repeat to the bit (the warm frames then launch one by one).
+  void advance_cuda(const RgbaView& in, cudaStream_t stream, bool warm_graph, bool exact);
 #endif
   // Where a frame at `time_seconds` stands against the seams (handover.h).
   struct SeamStep {
     bool before_own_state = false;  // a lead-in frame before this worker's state starts: not run
     bool handing_over = false;      // next_ runs too, and shows where the handover field is below threshold
+    bool exact = false;             // the state must repeat to the bit (CUDA: exact sums)
     float threshold = 0.f;
   };
+  // The states that a handover needs to repeat: next_ in the worker before
+  // a seam, and the frames before its segment in the worker after it.
+  bool needs_exact_sums() const;
   SeamStep seam_step(double time_seconds);  // called once per frame, in order
   HandoverField handover_field(float threshold) const;
   // Whether iteration k lags (far_field_every): a cold frame spreads the dots
@@ -119,6 +124,7 @@ class HalftoneStage final : public Stage {
   SegmentSeams seams_;
   std::optional<double> last_time_;  // the previous frame's, for the frame duration
   std::unique_ptr<HalftoneStage> next_;  // before a seam: the state the next segment's worker starts
+  bool is_next_state_ = false;           // this is such a next_
   std::unique_ptr<HandoverQuantiles> handover_quantiles_;
   std::unique_ptr<Cpu> cpu_;
   Cuda* cuda_ = nullptr;  // defined in halftone_cuda.cu

@@ -310,7 +310,7 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   }
   c.sink = {settings_.points_out, size_, dot_radius_, settings_.background, settings_.dot_color, c.numbers_host,
             c.points_host};
-  c.fastsum.configure(plan_, capacity_, scratch);
+  c.fastsum.configure(plan_, capacity_, scratch, needs_exact_sums());
   if (settings_.direct) c.direct.configure(capacity_, scratch);
   if (settings_.lookup_map) c.lookup_map.configure(size_.width, size_.height, capacity_, map_slot_px_, scratch);
   c.attraction_plan = make_attraction_plan(size_.width, size_.height);
@@ -352,8 +352,8 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   }
   // A handover runs launch by launch: with the two states' kernels on one
   // stream, a warm graph hit illegal addresses under memcheck (docs/perf.md).
-  if (step.handing_over) next_->advance_cuda(in, stream, false);
-  advance_cuda(in, stream, !step.handing_over);
+  if (step.handing_over) next_->advance_cuda(in, stream, false, true);
+  advance_cuda(in, stream, !step.handing_over && !step.exact, step.exact);
   Cuda& c = *cuda_;
   Profile& pr = c.profile;
   const dim3 grid((size_.width + kThreads - 1) / kThreads, size_.height);
@@ -377,8 +377,9 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   }
 }
 
-void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool warm_graph) {
+void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool warm_graph, bool exact) {
   Cuda& c = *cuda_;
+  c.fastsum.use_exact_sums(exact);
   const int w = size_.width, h = size_.height;
   const int blocks = c.fastsum.particle_blocks();
   Profile& pr = c.profile;

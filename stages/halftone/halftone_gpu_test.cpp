@@ -52,6 +52,28 @@ TEST(HalftoneCuda, FastsumForcesMatchCpu) {
   EXPECT_LT(std::sqrt(err / ref), 1e-3);
 }
 
+// The exact spread (fixed-point sums, for the seams' handover) repeats to the
+// bit, where the float atomics' order varies, and gives the same forces.
+TEST(HalftoneCuda, ExactSumsRepeatToTheBitAndMatchTheFloatSpread) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 6);
+  const int w = 200 + int(rng() % 60), h = 150 + int(rng() % 40), count = 30000;
+  const auto pts = ink_points(test::synthetic_photo(w, h, rng), count, rng);
+  const FastsumPlan plan = test_fastsum_plan(w, h, count);
+  const GpuFastsumResult exact = gpu_fastsum(plan, pts, true), again = gpu_fastsum(plan, pts, true),
+                         fast = gpu_fastsum(plan, pts);
+  double diff = 0, ref = 0;
+  int repeated = 0;
+  for (int i = 0; i < count; ++i) {
+    repeated += exact.force[i].x == again.force[i].x && exact.force[i].y == again.force[i].y;
+    diff += std::pow(exact.force[i].x - fast.force[i].x, 2) + std::pow(exact.force[i].y - fast.force[i].y, 2);
+    ref += std::pow(fast.force[i].x, 2) + std::pow(fast.force[i].y, 2);
+  }
+  std::printf("exact vs float spread: relative RMS %.3g\n", std::sqrt(diff / ref));
+  EXPECT_EQ(repeated, count);
+  EXPECT_LT(std::sqrt(diff / ref), 1e-6);
+}
+
 // The pruned transforms (row R2C over h rows, column C2C, row C2R into h rows)
 // at odd, non-square sizes, wide and tall; two frames each, so a second frame
 // would see padding that the first left non-zero. Against the CPU (the same

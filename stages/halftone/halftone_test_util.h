@@ -63,12 +63,13 @@ inline FastsumPlan test_fastsum_plan(int w, int h, int count) {
 struct GpuFastsumResult {
   std::vector<float2> sorted, force;
 };
-inline GpuFastsumResult gpu_fastsum(const FastsumPlan& plan, const std::vector<float2>& pts) {
+inline GpuFastsumResult gpu_fastsum(const FastsumPlan& plan, const std::vector<float2>& pts, bool exact = false) {
   const int count = int(pts.size());
   BufferPool pool;
   PooledScratch scratch(pool, MemoryKind::device);
   FastsumGpu gpu;
-  gpu.configure(plan, count, scratch);
+  gpu.configure(plan, count, scratch, exact);
+  gpu.use_exact_sums(exact);
   float2* d_pos = to_device(pts);
   int* d_count = to_device(std::vector<int>{count});
   float2 *d_sorted = nullptr, *d_force = nullptr;
