@@ -9,12 +9,12 @@ namespace sp::halftone {
 
 HandoverQuantiles::HandoverQuantiles(uint64_t seed, float inv_cell) {
   // The noise is stationary over its lattice: uniform samples of a patch of
-  // 64 x 64 cells give its distribution over any picture.
+  // 256 x 256 cells (about one a cell) give its distribution over any picture.
   constexpr int kSamples = 1 << 16;
   std::vector<float> values(kSamples);
   for (int i = 0; i < kSamples; ++i) {
     const uint64_t bits = rng_bits(seed, kStreamHandover + 16, uint32_t(i), 0);
-    const float x = unit_float(bits) * 64.f / inv_cell, y = unit_float(bits << 24) * 64.f / inv_cell;
+    const float x = unit_float(bits) * 256.f / inv_cell, y = unit_float(bits << 24) * 256.f / inv_cell;
     values[size_t(i)] = handover_noise(x, y, seed, inv_cell);
   }
   std::sort(values.begin(), values.end());
