@@ -102,9 +102,11 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     cpu_.reset();
     configure_cuda(scratch);  // returns once the device's kernel spectra are made
   }
-  if (next_) next_->configure(input, backend, scratch);
-  if (settings_.seam_seconds > 0 && next_)
-    handover_quantiles_ = std::make_unique<HandoverQuantiles>(handover_field(0.f).seed, handover_field(0.f).inv_cell);
+  if (next_) {
+    next_->configure(input, backend, scratch);
+    const HandoverField field = handover_field(0.f);
+    handover_quantiles_ = std::make_unique<HandoverQuantiles>(field.seed, field.inv_cell);
+  }
   log_debug("halftone: configure {}x{} ({}) took {:.1f} ms (kernel N = {}, grid n = {})", input.width, input.height,
             backend == Backend::cpu ? "cpu" : "cuda",
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), plan_.N,
