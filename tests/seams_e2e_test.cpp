@@ -49,6 +49,30 @@ std::vector<bool> seam_frames(const std::string& video, const nlohmann::json& ma
   return seam;
 }
 
+// A single run and a `--jobs 2 --segments 4` run of `config` on a 128x96
+// clip, losslessly (ffv1), decoded to gray.
+struct SplitRun {
+  CommandResult result;  // of the split run
+  nlohmann::json manifest;
+  GrayFrames split, single;
+  std::vector<bool> at_seam;  // per frame of the split run
+};
+
+SplitRun split_and_single(const TempDir& dir, const std::string& config, const std::string& in) {
+  SplitRun run;
+  const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), work = dir.file("work");
+  const CommandResult r = stylepipe(run_parallel_cmd(config, in, single, "--codec ffv1"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  run.result = stylepipe(run_parallel_cmd(config, in, split, "--codec ffv1 --jobs 2 --segments 4 --keep-segments --workdir " + work));
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.output;
+  if (r.exit_code != 0 || run.result.exit_code != 0) return run;
+  run.manifest = read_json(work + "/manifest.json");
+  run.split = gray_frames(dir, split, 128, 96);
+  run.single = gray_frames(dir, single, 128, 96);
+  run.at_seam = seam_frames(split, run.manifest);
+  return run;
+}
+
 // Pencil's smoothed tone histogram carries over frames: each segment warms it
 // up on the frames before its start, so its frames are the single run's, and a
 // seam changes no more than the same frame step does in the single run.
@@ -65,17 +89,13 @@ TEST(SegmentsE2E, TemporalSeamIsNoLargerThanChangesWithinSegments) {
   if (r.exit_code != 0 && r.output.find("No such filter: 'eq'") != std::string::npos)
     GTEST_SKIP() << "this FFmpeg has no eq filter to make the drifting clip (the GPU machine's static kit)";
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string out = dir.file("out.mkv"), single = dir.file("single.mkv"), work = dir.file("work");
-  r = stylepipe(run_parallel_cmd(pencil_config(), in, single, "--codec ffv1"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = stylepipe(run_parallel_cmd(pencil_config(), in, out, "--codec ffv1 --jobs 2 --segments 4 --keep-segments --workdir " + work));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json manifest = read_json(work + "/manifest.json");
-  ASSERT_GT(manifest["warmup_frames"].get<int>(), 10) << "temporal_smoothing 0.8 needs a warm-up";
-  const GrayFrames split_frames = gray_frames(dir, out, 128, 96), single_frames = gray_frames(dir, single, 128, 96);
+  const SplitRun run = split_and_single(dir, pencil_config(), in);
+  const nlohmann::json& manifest = run.manifest;
+  const GrayFrames &split_frames = run.split, &single_frames = run.single;
   ASSERT_EQ(split_frames.size(), 200u);
   ASSERT_EQ(single_frames.size(), 200u);
-  const std::vector<bool> at_seams = seam_frames(out, manifest);
+  ASSERT_GT(manifest["warmup_frames"].get<int>(), 10) << "temporal_smoothing 0.8 needs a warm-up";
+  const std::vector<bool>& at_seams = run.at_seam;
   double worst_seam_excess = -1e9, largest_deviation = 0, seam_sum = 0, within_sum = 0;
   int seams = 0;
   for (size_t i = 1; i < split_frames.size(); ++i) {
@@ -143,18 +163,15 @@ TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ofstream(config) << "pipeline:\n  - halftone: {iterations: 30, video_iterations: 8, seed: " << rng() % 1000
                         << "}\n";
-  const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), work = dir.file("work");
-  r = stylepipe(run_parallel_cmd(config, in, single, "--codec ffv1"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = stylepipe(run_parallel_cmd(config, in, split, "--codec ffv1 --jobs 2 --segments 4 --keep-segments --workdir " + work));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("restarts at"), std::string::npos) << "the dots are handed over, not restarted: " << r.output;
-  const nlohmann::json manifest = read_json(work + "/manifest.json");
-  EXPECT_GE(manifest["warmup_frames"].get<int>(), 13) << "seam_seconds 0.5 at 25 fps, and the cold start";
-  const GrayFrames split_frames = gray_frames(dir, split, 128, 96), single_frames = gray_frames(dir, single, 128, 96);
+  const SplitRun run = split_and_single(dir, config, in);
+  const nlohmann::json& manifest = run.manifest;
+  const GrayFrames &split_frames = run.split, &single_frames = run.single;
   ASSERT_EQ(split_frames.size(), 100u);
   ASSERT_EQ(single_frames.size(), 100u);
-  const std::vector<bool> at_seam = seam_frames(split, manifest);
+  EXPECT_EQ(run.result.output.find("restarts at"), std::string::npos)
+      << "the dots are handed over, not restarted: " << run.result.output;
+  EXPECT_GE(manifest["warmup_frames"].get<int>(), 13) << "seam_seconds 0.5 at 25 fps, and the cold start";
+  const std::vector<bool>& at_seam = run.at_seam;
   double seam_mean = 0, single_mean = 0, within_mean = 0;
   int seams = 0;
   for (size_t i = 1; i < split_frames.size(); ++i) {
