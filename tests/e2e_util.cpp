@@ -8,6 +8,8 @@
 #include <random>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/test_support.h"
 
 namespace sp::test {

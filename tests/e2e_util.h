@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // the full header is heavy: the tests that read JSON include it
 
 namespace sp::test {
 

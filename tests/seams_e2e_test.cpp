@@ -9,6 +9,8 @@
 #include <fstream>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "pipeline/stage.h"
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
@@ -49,8 +51,8 @@ std::vector<bool> seam_frames(const std::string& video, const nlohmann::json& ma
   return seam;
 }
 
-// A single run and a `--jobs 2 --segments 4` run of `config` on a 128x96
-// clip, losslessly (ffv1), decoded to gray.
+// A single run and a `--jobs 2 --segments 4` run of `config` on a clip of
+// width x height, losslessly (ffv1), decoded to gray.
 struct SplitRun {
   CommandResult result;  // of the split run
   nlohmann::json manifest;
@@ -58,7 +60,8 @@ struct SplitRun {
   std::vector<bool> at_seam;  // per frame of the split run
 };
 
-SplitRun split_and_single(const TempDir& dir, const std::string& config, const std::string& in) {
+SplitRun split_and_single(const TempDir& dir, const std::string& config, const std::string& in, int width,
+                          int height) {
   SplitRun run;
   const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), work = dir.file("work");
   const CommandResult r = stylepipe(run_parallel_cmd(config, in, single, "--codec ffv1"));
@@ -67,8 +70,8 @@ SplitRun split_and_single(const TempDir& dir, const std::string& config, const s
   EXPECT_EQ(run.result.exit_code, 0) << run.result.output;
   if (r.exit_code != 0 || run.result.exit_code != 0) return run;
   run.manifest = read_json(work + "/manifest.json");
-  run.split = gray_frames(dir, split, 128, 96);
-  run.single = gray_frames(dir, single, 128, 96);
+  run.split = gray_frames(dir, split, width, height);
+  run.single = gray_frames(dir, single, width, height);
   run.at_seam = seam_frames(split, run.manifest);
   return run;
 }
@@ -89,7 +92,7 @@ TEST(SegmentsE2E, TemporalSeamIsNoLargerThanChangesWithinSegments) {
   if (r.exit_code != 0 && r.output.find("No such filter: 'eq'") != std::string::npos)
     GTEST_SKIP() << "this FFmpeg has no eq filter to make the drifting clip (the GPU machine's static kit)";
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const SplitRun run = split_and_single(dir, pencil_config(), in);
+  const SplitRun run = split_and_single(dir, pencil_config(), in, 128, 96);
   const nlohmann::json& manifest = run.manifest;
   const GrayFrames &split_frames = run.split, &single_frames = run.single;
   ASSERT_EQ(split_frames.size(), 200u);
@@ -148,7 +151,7 @@ TEST(SegmentsE2E, LowpolyTemporalSegmentsEqualTheSingleRun) {
 
 // Halftone's dots are chaotic: no warm-up leads back to the arrangement the
 // worker before a seam reached, so without a handover a seam swaps every dot
-// (the step is then ~2.3x the single run's at the same frame). With it, the
+// (on this clip 63 levels against the single run's 22 at the same frames). With it, the
 // worker before the seam hands its picture over to the next worker's state
 // during seam_seconds: the seam is a step of one state, as large as the
 // single run's step at the same frame, up to the frame-to-frame spread.
@@ -158,16 +161,16 @@ TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
   const std::string in = dir.file("in.mkv"), config = dir.file("halftone.yaml");
-  CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=128x96:rate=25:duration=4 -vf hue=h=" + std::to_string(rng() % 360) +
-                           " -c:v libx264 -g 10 -pix_fmt yuv420p " + in);
+  CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=96x72:rate=25:duration=3 -vf hue=h=" + std::to_string(rng() % 360) +
+                           " -c:v libx264 -g 8 -pix_fmt yuv420p " + in);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ofstream(config) << "pipeline:\n  - halftone: {iterations: 30, video_iterations: 8, seed: " << rng() % 1000
+  std::ofstream(config) << "pipeline:\n  - halftone: {iterations: 20, video_iterations: 6, seed: " << rng() % 1000
                         << "}\n";
-  const SplitRun run = split_and_single(dir, config, in);
+  const SplitRun run = split_and_single(dir, config, in, 96, 72);
   const nlohmann::json& manifest = run.manifest;
   const GrayFrames &split_frames = run.split, &single_frames = run.single;
-  ASSERT_EQ(split_frames.size(), 100u);
-  ASSERT_EQ(single_frames.size(), 100u);
+  ASSERT_EQ(split_frames.size(), 75u);
+  ASSERT_EQ(single_frames.size(), 75u);
   EXPECT_EQ(run.result.output.find("restarts at"), std::string::npos)
       << "the dots are handed over, not restarted: " << run.result.output;
   EXPECT_GE(manifest["warmup_frames"].get<int>(), 13) << "seam_seconds 0.5 at 25 fps, and the cold start";
@@ -189,7 +192,9 @@ TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
   single_mean /= seams;
   std::printf("halftone seams: mean step %.1f gray levels, the single run's there %.1f; within segments %.1f\n",
               seam_mean, single_mean, within_mean);
-  EXPECT_LT(seam_mean, single_mean + 0.3 * within_mean) << "the single run's steps there, up to their spread";
+  // Over 12 seeds the three seams' mean step differed from the single run's
+  // there by -0.21 to +0.15 of a frame's step; a restart adds about 2.
+  EXPECT_LT(seam_mean, single_mean + 0.4 * within_mean) << "the single run's steps there, up to their spread";
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 
 #include <csignal>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
 
