@@ -151,10 +151,10 @@ TEST(SegmentsE2E, LowpolyTemporalSegmentsEqualTheSingleRun) {
 
 // Halftone's dots are chaotic: no warm-up leads back to the arrangement the
 // worker before a seam reached, so without a handover a seam swaps every dot
-// (on this clip 63 levels against the single run's 22 at the same frames). With it, the
-// worker before the seam hands its picture over to the next worker's state
-// during seam_seconds: the seam is a step of one state, as large as the
-// single run's step at the same frame, up to the frame-to-frame spread.
+// (on this clip 63 levels against the single run's 22 at the same frames).
+// With it, the worker before the seam hands its picture over to the next
+// worker's state during seam_seconds: the seam is a step of one state, as
+// large as the single run's step at the same frame, up to their spread.
 TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
   if (!StageRegistry::instance().find("halftone"))
     GTEST_SKIP() << "this build leaves the halftone stage out (STYLEPIPE_EXCLUDE_STAGES)";
