@@ -72,7 +72,7 @@ HalftoneStage::SeamStep HalftoneStage::seam_step(double time_seconds) {
   last_time_ = time_seconds;
   if (h <= 0) return step;
   step.before_own_state = seams_.begins && time_seconds < *seams_.begins - h;
-  step.exact = is_next_state_ || (seams_.begins && time_seconds < *seams_.begins);
+  step.exact = seams_.begins && time_seconds < *seams_.begins;
   if (next_ && seams_.next_begins && time_seconds >= *seams_.next_begins - h) {
     step.handing_over = true;
     const double share = (time_seconds + frame_duration - (*seams_.next_begins - h)) / h;

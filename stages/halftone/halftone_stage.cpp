@@ -159,20 +159,23 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
   const auto cells = [&](const Cpu& of) {
     return CellGrid{of.fastsum->cell_start().data(), plan_.cells_x, plan_.cells_y, plan_.cell_w, plan_.cell_h};
   };
+  const auto render_rows = [&](auto pixel) {
+    parallel_for(h, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y)
+        for (int x = 0; x < w; ++x) out.row32(y)[x] = pixel(x, y);
+    });
+  };
   const CellGrid own = cells(c);
-  parallel_for(h, [&](int y0, int y1) {
-    for (int y = y0; y < y1; ++y) {
-      uint32_t* row = out.row32(y);
-      if (step.handing_over) {
-        const CellGrid next = cells(*next_->cpu_);
-        const HandoverField field = handover_field(step.threshold);
-        for (int x = 0; x < w; ++x)
-          row[x] = render_handover_pixel(x, y, c.pos.data(), own, next_->cpu_->pos.data(), next, rp, field);
-      } else {
-        for (int x = 0; x < w; ++x) row[x] = render_pixel(x, y, c.pos.data(), own, rp);
-      }
-    }
-  });
+  if (step.handing_over) {
+    const Cpu& next = *next_->cpu_;
+    const CellGrid next_cells = cells(next);
+    const HandoverField field = handover_field(step.threshold);
+    render_rows([&](int x, int y) {
+      return render_handover_pixel(x, y, c.pos.data(), own, next.pos.data(), next_cells, rp, field);
+    });
+  } else {
+    render_rows([&](int x, int y) { return render_pixel(x, y, c.pos.data(), own, rp); });
+  }
   if (!settings_.points_out.empty())
     write_points(settings_.points_out, frame.index, c.pos.data(), c.numbers.count, size_, dot_radius_,
                  settings_.background, settings_.dot_color);
