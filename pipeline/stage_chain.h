@@ -54,8 +54,8 @@ class StageChain {
   // CPU: runs all stages, timing each into stage_ms (resized to size()).
   void run_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,
                std::vector<double>& stage_ms);
-  // CUDA (stage_chain_cuda.cpp, CUDA builds only): enqueues all stages on `stream`; marks must hold size()+1 events,
-  // recorded before the first stage and after each one for per-stage timing.
+  // CUDA (stage_chain_cuda.cpp, CUDA builds only): enqueues all stages on `stream`; marks holds size()+1 events,
+  // recorded before the first stage and after each one for per-stage timing, or none (untimed).
   // Frames must be enqueued in frame order (the temporal stages' order).
   void run_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream,
                 const std::vector<cudaEvent_t>& marks, int lane = 0);

@@ -17,7 +17,8 @@ void destroy_order_events(const std::vector<cudaEvent_t>& events) noexcept {
 
 void StageChain::run_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame,
                           cudaStream_t stream, const std::vector<cudaEvent_t>& marks, int lane) {
-  SP_CUDA_CHECK(cudaEventRecord(marks[0], stream));
+  const bool timed = !marks.empty();
+  if (timed) SP_CUDA_CHECK(cudaEventRecord(marks[0], stream));
   for (size_t i = 0; i < stages_.size(); ++i) {
     StageLanes& s = stages_[i];
     const RgbaView src = i == 0 ? in : intermediate(i - 1, lane);
@@ -27,7 +28,7 @@ void StageChain::run_cuda(const RgbaView& in, const RgbaView& out, const FrameIn
       SP_CUDA_CHECK(cudaStreamWaitEvent(stream, s.last_done, 0));
       // The wait for the previous frame is no stage's work: the first stage's
       // time starts after it. (Further in, it counts to the stage before.)
-      if (i == 0) SP_CUDA_CHECK(cudaEventRecord(marks[0], stream));
+      if (i == 0 && timed) SP_CUDA_CHECK(cudaEventRecord(marks[0], stream));
     }
     stage(i, lane).process_cuda(src, dst, frame, stream);
     SP_CUDA_CHECK_LAUNCH();
@@ -35,7 +36,7 @@ void StageChain::run_cuda(const RgbaView& in, const RgbaView& out, const FrameIn
       s.last_done = s.done[size_t(lane)];
       SP_CUDA_CHECK(cudaEventRecord(s.last_done, stream));
     }
-    SP_CUDA_CHECK(cudaEventRecord(marks[i + 1], stream));
+    if (timed) SP_CUDA_CHECK(cudaEventRecord(marks[i + 1], stream));
   }
 }
 
