@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "pipeline/cuda_check.h"
+#include "pipeline/frame_graphs.h"
 #endif
 
 namespace sp {
@@ -184,15 +185,31 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
   };
   // Two passes: the steps' times from events around each, then the
   // throughput without them. Recording an event costs the host ~2 us, and a
-  // small frame (xbr at 256x240) is ~20 us of host launches: the step events
-  // would be a third of what the lanes' throughput measures.
+  // small frame (xbr at 256x240) is ~13 us of host launches: the step events
+  // would be a third of what the lanes' throughput measures. The second pass
+  // replays each frame as a CUDA graph where the chain allows it, as the
+  // frame engine does (frame_graphs.h); its graphs are captured before it.
   for (int f = 0; f < total; ++f) {
     if (f == o.warmup) join_lanes(steps_start);
     enqueue(f, &events[size_t(f) * marks_per_frame]);
   }
   join_lanes(steps_end);
+  FrameGraphs graphs;
+  const bool replay = chain.replayable() && graphs.enabled();
+  const auto enqueue_untimed = [&](int f) {
+    if (replay) {
+      const FrameGraphs::Key key{uintptr_t(f % lanes), f % device_in.size()};
+      graphs.run(key, lane[size_t(f % lanes)].stream, [&] { enqueue(f, nullptr); });
+    } else {
+      enqueue(f, nullptr);
+    }
+  };
+  if (replay)
+    for (int f = 0; f < lanes * int(device_in.size()); ++f) enqueue_untimed(f);
   join_lanes(loop_start);
-  for (int f = total; f < total + o.frames; ++f) enqueue(f, nullptr);
+  const auto host_start = std::chrono::steady_clock::now();
+  for (int f = total; f < total + o.frames; ++f) enqueue_untimed(f);
+  const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count();
   join_lanes(loop_end);
   SP_CUDA_CHECK(cudaEventSynchronize(loop_end));
 
@@ -229,6 +246,8 @@ nlohmann::json bench_device(const BenchOptions& o, const SourceFrames& src, Buff
           {"output_size", fmt::format("{}x{}", out.width, out.height)},
           {"device_fps", 1e3 / per_frame_ms},
           {"device_fps_with_step_events", 1e3 * o.frames / steps_ms},
+          {"frame_graphs", replay},
+          {"host_enqueue_us_per_frame", 1e3 * host_ms / o.frames},
           {"frames_in_flight", lanes},
           {"extra_lane_bytes", chain.extra_lane_bytes()},
           {"device_ms_per_frame", per_frame_ms},
@@ -336,10 +355,11 @@ std::string bench_table(const nlohmann::json& r) {
   }
   if (cuda) {
     const auto& d = r["device_resident"];
-    out += fmt::format("chain, device-resident, {} in flight: {:.1f} frames/s ({:.4f} ms/frame, floor {:.4f} ms)\n",
-                       d.value("frames_in_flight", 1),
+    out += fmt::format("chain, device-resident, {} in flight{}: {:.1f} frames/s ({:.4f} ms/frame, floor {:.4f} ms; "
+                       "host {:.1f} us/frame)\n",
+                       d.value("frames_in_flight", 1), d.value("frame_graphs", false) ? ", graphs" : "",
                        d["device_fps"].get<double>(), d["device_ms_per_frame"].get<double>(),
-                       d["chain_floor_ms"].get<double>());
+                       d["chain_floor_ms"].get<double>(), d.value("host_enqueue_us_per_frame", 0.0));
   }
   const auto& t = r["with_transfers"];
   out += fmt::format("chain with host transfers ({} in flight): {:.1f} frames/s, H2D {:.2f} MB/frame, D2H {:.2f} MB/frame\n",

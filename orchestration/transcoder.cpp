@@ -128,6 +128,8 @@ void Transcoder::retire_engine() {
   stats_.traffic.host_to_device_bytes += t.host_to_device_bytes;
   stats_.traffic.device_to_host_bytes += t.device_to_host_bytes;
   stats_.traffic.host_copy_bytes += t.host_copy_bytes;
+  stats_.traffic.frame_graphs_captured += t.frame_graphs_captured;
+  stats_.traffic.frame_graphs_replayed += t.frame_graphs_replayed;
   engine_.reset();
 }
 

@@ -43,6 +43,8 @@ struct EngineTraffic {
   uint64_t host_to_device_bytes = 0;
   uint64_t device_to_host_bytes = 0;
   uint64_t host_copy_bytes = 0;
+  // Frames whose device work was captured as a CUDA graph, and replays of those graphs (frame_graphs.h).
+  uint64_t frame_graphs_captured = 0, frame_graphs_replayed = 0;
 };
 
 // An output picture in device memory that the consumer reads there (an

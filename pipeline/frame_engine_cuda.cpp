@@ -6,6 +6,7 @@
 #include "pipeline/convert.h"
 #include "pipeline/cuda_check.h"
 #include "pipeline/frame_engine.h"
+#include "pipeline/frame_graphs.h"
 
 namespace sp {
 namespace {
@@ -79,6 +80,8 @@ class CudaFrameEngine final : public FrameEngine {
                                           kDevicePlanarTag + int(formats.output_format), out_layout.total_bytes()});
     }
     output_bytes_ = out_layout.total_bytes();
+    graphs_.clear();
+    replayable_ = chain_.replayable();
     return out;
   }
 
@@ -108,47 +111,52 @@ class CudaFrameEngine final : public FrameEngine {
     const RgbaView rgba_out = chain_.size() == 0
                                   ? rgba_in
                                   : RgbaView{s.rgba_out.data(), out.width, out.height, size_t(out.width) * 4};
-    convert_to_rgba_cuda(device_in, formats_.input_color, rgba_in, s.stream);
-    SP_CUDA_CHECK_LAUNCH();
-    SP_CUDA_CHECK(cudaEventRecord(s.converted_in, s.stream));
-
-    // Frames on other lanes run their stages meanwhile; the chain orders its temporal stages.
-    chain_.run_cuda(rgba_in, rgba_out, frame, s.stream, s.stage_marks, s.lane);
-
     s.pending = EngineFrame{};
     s.pending.tag = tag;
     s.pending.lane = s.lane;
-    if (device_output_) {
-      convert_into_consumer(s, rgba_out);
+    const PlanarView out_picture = output_picture(s);
+    // Frames on other lanes run their stages meanwhile; the chain orders its temporal stages.
+    const auto device_work = [&] {
+      convert_to_rgba_cuda(device_in, formats_.input_color, rgba_in, s.stream);
+      SP_CUDA_CHECK_LAUNCH();
+      record_event(s.converted_in, s.stream);
+      chain_.run_cuda(rgba_in, rgba_out, frame, s.stream, s.stage_marks, s.lane);
+      convert_from_rgba_cuda(rgba_out, formats_.output_color, out_picture, s.stream);
+      SP_CUDA_CHECK_LAUNCH();
+      record_event(s.converted_out, s.stream);
+    };
+    if (replayable_) {
+      // The slot's own buffers and events are fixed until configure; the pictures are not.
+      FrameGraphs::Key key{uintptr_t(s.lane)};
+      append_key(key, device_in);
+      append_key(key, out_picture);
+      graphs_.run(key, s.stream, device_work);
     } else {
-      download(s, rgba_out);
+      device_work();
     }
+    if (!device_output_) download(s);
     SP_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
     order_.push_back(&s);
   }
 
   void set_device_output(DeviceOutputSource source) override { device_output_ = std::move(source); }
 
-  // The consumer (NVENC) reads the picture where it is: nothing to download.
-  void convert_into_consumer(Slot& s, const RgbaView& rgba_out) {
-    DeviceOutput target = device_output_();
+  // Where the frame's output goes: the consumer's (NVENC's) input surface,
+  // which it reads where it is, or the slot's buffer, downloaded after.
+  PlanarView output_picture(Slot& s) {
     const Size out = chain_.output_size();
+    if (!device_output_) return tight_view(s.device_out.data(), formats_.output_format, out);
+    DeviceOutput target = device_output_();
     const PlanarView& p = target.picture;
     if (!p.on_device || p.format != formats_.output_format || p.width != out.width || p.height != out.height)
       throw Error(ExitCode::internal, "the device output picture does not match the chain's output");
-    convert_from_rgba_cuda(rgba_out, formats_.output_color, p, s.stream);
-    SP_CUDA_CHECK_LAUNCH();
-    SP_CUDA_CHECK(cudaEventRecord(s.converted_out, s.stream));
     s.pending.picture = p;
     s.pending.device_owner = std::move(target.owner);
+    return p;
   }
 
-  void download(Slot& s, const RgbaView& rgba_out) {
+  void download(Slot& s) {
     const Size out = chain_.output_size();
-    const PlanarView device_out = tight_view(s.device_out.data(), formats_.output_format, out);
-    convert_from_rgba_cuda(rgba_out, formats_.output_color, device_out, s.stream);
-    SP_CUDA_CHECK_LAUNCH();
-    SP_CUDA_CHECK(cudaEventRecord(s.converted_out, s.stream));
     s.pending.storage = PooledBuffer(pool_, {MemoryKind::pinned_host, out.width, out.height,
                                              int(formats_.output_format), output_bytes_});
     s.pending.picture = tight_view(s.pending.storage.data(), formats_.output_format, out);
@@ -207,7 +215,12 @@ class CudaFrameEngine final : public FrameEngine {
   }
 
   const StageChain& chain() const override { return chain_; }
-  EngineTraffic traffic() const override { return traffic_; }
+  EngineTraffic traffic() const override {
+    EngineTraffic t = traffic_;
+    t.frame_graphs_captured = graphs_.captured();
+    t.frame_graphs_replayed = graphs_.replayed();
+    return t;
+  }
   Backend backend() const override { return Backend::cuda; }
 
  private:
@@ -222,6 +235,8 @@ class CudaFrameEngine final : public FrameEngine {
   size_t output_bytes_ = 0;
   EngineTraffic traffic_;
   DeviceOutputSource device_output_;
+  FrameGraphs graphs_;
+  bool replayable_ = false;
 };
 
 }  // namespace

@@ -82,6 +82,7 @@ nlohmann::json RunStats::to_json() const {
         {"bytes_live", pool.bytes_live},
         {"high_water_bytes", pool.high_water_bytes}}},
       {"stage_lanes", {{"lanes", stage_lanes}, {"extra_bytes", extra_lane_bytes}}},
+      {"frame_graphs", {{"captured", traffic.frame_graphs_captured}, {"replayed", traffic.frame_graphs_replayed}}},
       {"transfer_bytes",
        {{"host_to_device", traffic.host_to_device_bytes},
         {"device_to_host", traffic.device_to_host_bytes},

@@ -61,6 +61,11 @@ class Stage {
   // A stage that carries state from frame to frame (warm starts, temporal
   // smoothing) returns true; the pipeline then runs frames through it in order.
   virtual bool is_temporal() const { return false; }
+  // True where process_cuda's launches depend on nothing but the views: no
+  // host-side state, FrameInfo or per-frame host decision. The engine may
+  // then capture a frame's launches once and replay them as a CUDA graph
+  // for later frames in the same buffers (pipeline/frame_graphs.h).
+  virtual bool replayable() const { return false; }
   // Frames a temporal stage must see before its output stands for the video
   // rather than a cold start: a segment worker runs this many frames before
   // its first one and discards their output. 0 for stages without state.

@@ -102,4 +102,10 @@ bool StageChain::any_temporal() const {
   return false;
 }
 
+bool StageChain::replayable() const {
+  for (const StageLanes& s : stages_)
+    if (s.instances.front()->is_temporal() || !s.instances.front()->replayable()) return false;
+  return true;
+}
+
 }  // namespace sp

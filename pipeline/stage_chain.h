@@ -47,6 +47,8 @@ class StageChain {
   // Of the frame that ran last on `lane`.
   StageCounters counters(size_t i, int lane = 0) const { return stage(i, lane).counters(); }
   bool any_temporal() const;
+  // Every stage replayable and none temporal: a frame's launches may be a replayed graph.
+  bool replayable() const;
   int lanes() const { return lanes_; }
   // Device memory the extra lanes take (instances' scratch and buffers between stages).
   size_t extra_lane_bytes() const;

@@ -1,14 +1,17 @@
 // Frames in flight run their non-temporal stages at the same time, each lane
 // with its own instances and scratch; temporal stages stay in frame order.
 // The oracle is the engine with one frame in flight: the output must not
-// change by a bit.
+// change by a bit. Chains of replayable stages run their frames as replayed
+// CUDA graphs (FrameGraphsCuda below).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
 
 #include "pipeline/device.h"
 #include "pipeline/frame_engine.h"
+#include "pipeline/frame_graphs.h"
 #include "pipeline/params.h"
 #include "pipeline/stage.h"
 #include "tests/support/test_support.h"
@@ -50,8 +53,14 @@ Picture random_frame(Size size, std::mt19937_64& rng, int frame) {
   return p;
 }
 
-std::vector<std::vector<uint8_t>> run(const std::vector<StageSpec>& chain, const std::vector<Picture>& frames,
-                                      int frames_in_flight, int* lanes, size_t* extra_bytes) {
+struct EngineRun {
+  std::vector<std::vector<uint8_t>> outputs;
+  std::vector<FrameTimings> timings;
+  EngineTraffic traffic;
+};
+
+EngineRun run(const std::vector<StageSpec>& chain, const std::vector<Picture>& frames, int frames_in_flight,
+              int* lanes, size_t* extra_bytes) {
   BufferPool pool;
   auto engine = make_cuda_engine(chain, pool, frames_in_flight);
   EngineFormats formats;
@@ -62,11 +71,12 @@ std::vector<std::vector<uint8_t>> run(const std::vector<StageSpec>& chain, const
   *lanes = engine->chain().lanes();
   *extra_bytes = engine->chain().extra_lane_bytes();
   const size_t out_bytes = plane_layout(PixelFormat::yuv420p, out.width, out.height).total_bytes();
-  std::vector<std::vector<uint8_t>> outputs;
+  EngineRun result;
   auto take = [&] {
     EngineFrame f = engine->take_oldest();
     const uint8_t* data = static_cast<const uint8_t*>(f.storage.data());
-    outputs.emplace_back(data, data + out_bytes);
+    result.outputs.emplace_back(data, data + out_bytes);
+    result.timings.push_back(f.timings);
   };
   for (size_t i = 0; i < frames.size(); ++i) {
     while (!engine->can_submit()) take();
@@ -76,7 +86,8 @@ std::vector<std::vector<uint8_t>> run(const std::vector<StageSpec>& chain, const
     engine->submit(frames[i].view, info, int64_t(i), false, nullptr);
   }
   while (engine->in_flight() > 0) take();
-  return outputs;
+  result.traffic = engine->traffic();
+  return result;
 }
 
 void expect_same_output_with_lanes(const std::vector<StageSpec>& chain, const std::string& what, bool all_temporal) {
@@ -87,8 +98,8 @@ void expect_same_output_with_lanes(const std::vector<StageSpec>& chain, const st
   for (int f = 0; f < 14; ++f) frames.push_back(random_frame(size, rng, f));
   int lanes_one = 0, lanes_four = 0;
   size_t extra_one = 0, extra_four = 0;
-  const auto one = run(chain, frames, 1, &lanes_one, &extra_one);
-  const auto four = run(chain, frames, 4, &lanes_four, &extra_four);
+  const auto one = run(chain, frames, 1, &lanes_one, &extra_one).outputs;
+  const auto four = run(chain, frames, 4, &lanes_four, &extra_four).outputs;
   EXPECT_EQ(lanes_one, 1);
   EXPECT_EQ(lanes_four, 4);
   EXPECT_EQ(extra_one, 0u);
@@ -118,6 +129,91 @@ TEST(StageLanesCuda, MixedChainKeepsTemporalStagesInFrameOrder) {
                                  stage("lowpoly", {{"temporal", true}})},
                                 "xbr, temporal pencil, temporal lowpoly", false);
   expect_same_output_with_lanes({stage("pencil", {{"temporal_smoothing", 0.6}})}, "temporal pencil", true);
+}
+
+// A chain of replayable stages runs each frame as a replayed CUDA graph once
+// its slot has seen the buffers. The oracle is the same engine launching
+// every kernel itself (SP_FRAME_GRAPHS=0): every byte must match, and the
+// step timings must come from events the replays recorded.
+TEST(FrameGraphsCuda, ReplayedFramesEqualFramesLaunchedKernelByKernel) {
+  SP_REQUIRE_CUDA();
+  start_cuda_context();
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  const Size size{64 + int(rng() % 96) * 2, 48 + int(rng() % 64) * 2};
+  std::vector<Picture> frames;
+  for (int f = 0; f < 16; ++f) frames.push_back(random_frame(size, rng, f));
+  const std::vector<StageSpec> chain{stage("xbr", {{"scale", int64_t(2 + rng() % 3)}}),
+                                     stage("scale", {{"factor", 0.75}, {"filter", std::string("bilinear")}})};
+  const int in_flight = 1 + int(rng() % 4);
+  int lanes = 0;
+  size_t extra = 0;
+  setenv("SP_FRAME_GRAPHS", "0", 1);
+  const EngineRun launched = run(chain, frames, in_flight, &lanes, &extra);
+  unsetenv("SP_FRAME_GRAPHS");
+  const EngineRun replayed = run(chain, frames, in_flight, &lanes, &extra);
+  const std::string what = std::to_string(size.width) + "x" + std::to_string(size.height) + ", " +
+                           std::to_string(in_flight) + " in flight, seed " + std::to_string(seed);
+  EXPECT_EQ(launched.traffic.frame_graphs_captured, 0u) << what;
+  // The slot's buffers repeat from frame to frame: one capture per slot.
+  EXPECT_EQ(replayed.traffic.frame_graphs_captured, uint64_t(in_flight)) << what;
+  EXPECT_EQ(replayed.traffic.frame_graphs_replayed, frames.size() - in_flight) << what;
+  ASSERT_EQ(replayed.outputs.size(), frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    ASSERT_EQ(replayed.outputs[i], launched.outputs[i]) << "frame " << i << ", " << what;
+    const FrameTimings& t = replayed.timings[i];
+    ASSERT_EQ(t.stage_ms.size(), chain.size());
+    // Events no replay recorded would fail to give times at all, or stale ones (negative steps).
+    const double steps[] = {t.convert_in_ms, t.stage_ms[0], t.stage_ms[1], t.convert_out_ms};
+    for (double ms : steps) EXPECT_TRUE(ms >= 0 && ms < 1000) << "frame " << i << ": a step took " << ms << " ms, " << what;
+    EXPECT_GT(steps[0] + steps[1] + steps[2] + steps[3], 0.0) << "frame " << i << ", " << what;
+  }
+}
+
+TEST(FrameGraphsCuda, TemporalOrOtherStagesLaunchKernelByKernel) {
+  SP_REQUIRE_CUDA();
+  start_cuda_context();
+  std::mt19937_64 rng(fresh_seed());
+  std::vector<Picture> frames;
+  for (int f = 0; f < 4; ++f) frames.push_back(random_frame({96, 64}, rng, f));
+  int lanes = 0;
+  size_t extra = 0;
+  // pencil keeps host state between frames (its history and parity).
+  const EngineRun r = run({stage("xbr", {{"scale", int64_t(2)}}), stage("pencil", {})}, frames, 2, &lanes, &extra);
+  EXPECT_EQ(r.traffic.frame_graphs_captured, 0u);
+  EXPECT_EQ(r.traffic.frame_graphs_replayed, 0u);
+}
+
+// Buffers that never repeat would capture a graph per frame: past its
+// capacity FrameGraphs drops them and runs the work itself.
+TEST(FrameGraphsCuda, PastItsCapacityTheWorkRunsItself) {
+  SP_REQUIRE_CUDA();
+  start_cuda_context();
+  std::mt19937_64 rng(fresh_seed());
+  const int count = 6;
+  uint8_t* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, count), cudaSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  FrameGraphs graphs(2);
+  std::vector<uint8_t> expected(count);
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < count; ++k) {
+      // A replay would write the value captured in the first round.
+      const uint8_t value = uint8_t(1 + rng() % 250);
+      expected[size_t(k)] = value;
+      graphs.run({uintptr_t(k)}, stream, [&] { ASSERT_EQ(cudaMemsetAsync(device + k, value, 1, stream), cudaSuccess); });
+    }
+    EXPECT_FALSE(graphs.enabled());
+  }
+  EXPECT_EQ(graphs.captured(), 2u);
+  EXPECT_EQ(graphs.replayed(), 0u) << "graphs are dropped once the keys outgrow the capacity";
+  std::vector<uint8_t> got(count);
+  ASSERT_EQ(cudaMemcpyAsync(got.data(), device, count, cudaMemcpyDeviceToHost, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(got, expected);
+  cudaStreamDestroy(stream);
+  cudaFree(device);
 }
 
 }  // namespace

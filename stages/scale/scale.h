@@ -30,6 +30,8 @@ class ScaleStage final : public Stage {
 #if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
 #endif
+  // Its launches depend on the views and the configured settings only.
+  bool replayable() const override { return true; }
   // Nearest and bilinear read at most the input pixels they sample.
   double floor_bytes(Size in, Size out) const override;
 

@@ -47,6 +47,8 @@ class XbrStage final : public Stage {
 #if STYLEPIPE_HAS_CUDA
   void process_cuda(const RgbaView& in, const RgbaView& out, const FrameInfo& frame, cudaStream_t stream) override;
 #endif
+  // Its launches depend on the views and the configured settings only.
+  bool replayable() const override { return true; }
   // One read of every input pixel (the halo re-reads hit in cache) and one
   // write of every output pixel, 4 bytes each.
   double floor_bytes(Size in, Size out) const override;
