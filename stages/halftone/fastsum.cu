@@ -62,8 +62,19 @@ __global__ void near_field(const float2* pos, const int* count, DevicePlan p, co
     for (int y = max(cy - 1, 0); y <= min(cy + 1, p.cells_y - 1); ++y) {
       const int row = y * p.cells_x;
       const int lo = cell_start[row + max(cx - 1, 0)], hi = cell_start[row + min(cx + 1, p.cells_x - 1) + 1];
-      for (int j = lo; j < hi; ++j)
-        if (j != i) near_correction(p.near, me.x - pos[j].x, me.y - pos[j].y, fx, fy);
+      // Four neighbours' loads before their arithmetic: one at a time, every
+      // thread waited out each load's latency even at full occupancy. The
+      // sums keep their order. The dot itself adds nothing (near_correction
+      // skips r = 0), so it needs no test.
+      int j = lo;
+      for (; j + 4 <= hi; j += 4) {
+        float2 q[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) q[u] = pos[j + u];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) near_correction(p.near, me.x - q[u].x, me.y - q[u].y, fx, fy);
+      }
+      for (; j < hi; ++j) near_correction(p.near, me.x - pos[j].x, me.y - pos[j].y, fx, fy);
     }
     force[i].x += fx;
     force[i].y += fy;

@@ -48,14 +48,31 @@ constexpr int kMaxTileCells = 32;       // cell rows of a tile, for the shared r
 // that within frames: the seams of segment-parallel runs need the same one.
 constexpr float kFixedOne = 4294967296.f;
 
-template <bool kExact>
+// The spread and the interpolation take the window's cut-off m as a template
+// argument for the common settings (M > 0), so that their 2m x 2m loops
+// unroll and the weights stay in registers: with a run-time m, both kept
+// them in a 160-byte local array and ran each tap's load after the last
+// tap's arithmetic. M = 0 reads m from the plan (any accuracy_m).
+template <int M>
+__device__ __forceinline__ int weights(const Window& w, float u, float* out) {
+  if constexpr (M == 0) {
+    return window_weights(w, u, out);
+  } else {
+    const int first = int(floorf(u)) - M + 1;
+#pragma unroll
+    for (int k = 0; k < 2 * M; ++k) out[k] = kb_window(w, u - float(first + k));
+    return first;
+  }
+}
+
+template <bool kExact, int M>
 __global__ void __launch_bounds__(kThreads) spread(const float2* pos, const int* cell_start, DevicePlan p,
                                                    float* grid, unsigned long long* exact_grid) {
   extern __shared__ unsigned long long spread_box_words[];  // spread_box_floats floats, or as many words when exact
   float* box = reinterpret_cast<float*>(spread_box_words);
   unsigned long long* exact_box = spread_box_words;
   __shared__ int range_lo[kMaxTileCells], range_end[kMaxTileCells + 1];  // range_end: running particle counts
-  const int m = p.window.m, m2 = 2 * m, n = p.n, t = p.spread_cells;
+  const int m = M > 0 ? M : p.window.m, m2 = 2 * m, n = p.n, t = p.spread_cells;
   const float cx = 0.5f * p.width, cy = 0.5f * p.height;
   const int c0 = blockIdx.x * t, c1 = min(c0 + t, p.cells_x);
   const int r0 = blockIdx.y * t, r1 = min(r0 + t, p.cells_y);
@@ -93,11 +110,14 @@ __global__ void __launch_bounds__(kThreads) spread(const float2* pos, const int*
     int r = 0;
     while (range_end[r + 1] <= k) ++r;
     const float2 q = pos[range_lo[r] + k - range_end[r]];
-    float wx[2 * kMaxCutoff], wy[2 * kMaxCutoff];
-    const int fx = window_weights(p.window, (q.x - cx) * p.grid_per_pixel, wx) - x0;
-    const int fy = window_weights(p.window, (q.y - cy) * p.grid_per_pixel, wy) - y0;
+    constexpr int kWeights = 2 * (M > 0 ? M : kMaxCutoff);
+    float wx[kWeights], wy[kWeights];
+    const int fx = weights<M>(p.window, (q.x - cx) * p.grid_per_pixel, wx) - x0;
+    const int fy = weights<M>(p.window, (q.y - cy) * p.grid_per_pixel, wy) - y0;
+#pragma unroll
     for (int a = 0; a < m2; ++a) {
       const int row = (fy + a) * bw + fx;
+#pragma unroll
       for (int b = 0; b < m2; ++b) {
         if constexpr (kExact)
           atomicAdd(exact_box + row + b, static_cast<unsigned long long>(__float2ll_rn(wy[a] * wx[b] * kFixedOne)));
@@ -160,18 +180,22 @@ __global__ void multiply_band(const cufftComplex* spectrum, DevicePlan p, cufftC
   band[size_t(j1 + N / 2) * n + wrap_once(j2, n)] = make_float2(g.x * br - g.y * bi, g.x * bi + g.y * br);
 }
 
+template <int M>
 __global__ void interpolate(const float2* pos, const int* count, DevicePlan p, const cufftComplex* field,
                             float2* force) {
-  const int m = *count, m2 = 2 * p.window.m, n = p.n;
+  const int dots = *count, m2 = 2 * (M > 0 ? M : p.window.m), n = p.n;
   const float cx = 0.5f * p.width, cy = 0.5f * p.height;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
-    float wx[2 * kMaxCutoff], wy[2 * kMaxCutoff];
-    const int fx = window_weights(p.window, (pos[i].x - cx) * p.grid_per_pixel, wx);
-    const int fy = window_weights(p.window, (pos[i].y - cy) * p.grid_per_pixel, wy);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < dots; i += gridDim.x * blockDim.x) {
+    constexpr int kWeights = 2 * (M > 0 ? M : kMaxCutoff);
+    float wx[kWeights], wy[kWeights];
+    const int fx = weights<M>(p.window, (pos[i].x - cx) * p.grid_per_pixel, wx);
+    const int fy = weights<M>(p.window, (pos[i].y - cy) * p.grid_per_pixel, wy);
     float ax = 0.f, ay = 0.f;
+#pragma unroll
     for (int k = 0; k < m2; ++k) {
       const cufftComplex* row = field + size_t(fy + k + p.row_offset) * n;
       float rx = 0.f, ry = 0.f;
+#pragma unroll
       for (int j = 0; j < m2; ++j) {
         const cufftComplex f = row[wrap_once(fx + j, n)];
         rx += wx[j] * f.x;
@@ -181,6 +205,29 @@ __global__ void interpolate(const float2* pos, const int* count, DevicePlan p, c
       ay += wy[k] * ry;
     }
     force[i] = make_float2(p.scale * ax, p.scale * ay);
+  }
+}
+
+using SpreadKernel = void (*)(const float2*, const int*, DevicePlan, float*, unsigned long long*);
+using InterpolateKernel = void (*)(const float2*, const int*, DevicePlan, const cufftComplex*, float2*);
+
+// The instances for the cut-offs the configs use (3 for video, the seed's 5, and 4 between).
+template <bool kExact>
+SpreadKernel spread_kernel(int m) {
+  switch (m) {
+    case 3: return spread<kExact, 3>;
+    case 4: return spread<kExact, 4>;
+    case 5: return spread<kExact, 5>;
+    default: return spread<kExact, 0>;
+  }
+}
+
+InterpolateKernel interpolate_kernel(int m) {
+  switch (m) {
+    case 3: return interpolate<3>;
+    case 4: return interpolate<4>;
+    case 5: return interpolate<5>;
+    default: return interpolate<0>;
   }
 }
 
@@ -238,7 +285,7 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
                                       " KB of shared memory for the spread, more than the GPU's " +
                                       std::to_string(optin / 1024) + " KB (lower accuracy_p or oversampling)");
   if (spread_shared_bytes_ > 48 * 1024)
-    SP_CUDA_CHECK(cudaFuncSetAttribute(spread<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    SP_CUDA_CHECK(cudaFuncSetAttribute(spread_kernel<false>(m), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        int(spread_shared_bytes_)));
   if (exact_sums) {
     exact_shared_bytes_ = 2 * spread_shared_bytes_;  // a word per grid point
@@ -247,7 +294,7 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
                                         std::to_string(exact_shared_bytes_ / 1024) + " KB of shared memory, more than "
                                         "the GPU's " + std::to_string(optin / 1024) + " KB (seam_seconds: 0 turns it off)");
     if (exact_shared_bytes_ > 48 * 1024)
-      SP_CUDA_CHECK(cudaFuncSetAttribute(spread<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      SP_CUDA_CHECK(cudaFuncSetAttribute(spread_kernel<true>(m), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(exact_shared_bytes_)));
   }
   spread_grid_ = dim3((plan.cells_x + dp_.spread_cells - 1) / dp_.spread_cells,
@@ -289,12 +336,14 @@ void FastsumGpu::far_field(const float2* sorted, const int* count, float2* force
   if (exact_) {
     const size_t points = size_t(rows) * n;
     SP_CUDA_CHECK(cudaMemsetAsync(exact_grid_, 0, points * sizeof(unsigned long long), stream));
-    spread<true><<<spread_grid_, kThreads, exact_shared_bytes_, stream>>>(sorted, cell_start_, dp_, grid_, exact_grid_);
+    spread_kernel<true>(dp_.window.m)<<<spread_grid_, kThreads, exact_shared_bytes_, stream>>>(sorted, cell_start_, dp_,
+                                                                                               grid_, exact_grid_);
     SP_CUDA_CHECK_LAUNCH();
     exact_to_float<<<particle_blocks_, kThreads, 0, stream>>>(exact_grid_, points, grid_);
   } else {
     SP_CUDA_CHECK(cudaMemsetAsync(grid_, 0, size_t(rows) * n * sizeof(float), stream));
-    spread<false><<<spread_grid_, kThreads, spread_shared_bytes_, stream>>>(sorted, cell_start_, dp_, grid_, nullptr);
+    spread_kernel<false>(dp_.window.m)<<<spread_grid_, kThreads, spread_shared_bytes_, stream>>>(sorted, cell_start_, dp_,
+                                                                                                grid_, nullptr);
   }
   SP_CUDA_CHECK_LAUNCH();
   if (after_spread) SP_CUDA_CHECK(cudaEventRecord(after_spread, stream));
@@ -315,7 +364,7 @@ void FastsumGpu::far_field(const float2* sorted, const int* count, float2* force
 }
 
 void FastsumGpu::far_field_of_last_spread(const float2* sorted, const int* count, float2* force, cudaStream_t stream) {
-  interpolate<<<particle_blocks_, kThreads, 0, stream>>>(sorted, count, dp_, field_, force);
+  interpolate_kernel(dp_.window.m)<<<particle_blocks_, kThreads, 0, stream>>>(sorted, count, dp_, field_, force);
   SP_CUDA_CHECK_LAUNCH();
 }
 
