@@ -145,5 +145,54 @@ TEST(HalftoneFastsum, ErrorFallsAsAccuracyRises) {
   }
 }
 
+// The near field reads only the cells within reach of each particle (2 x 2
+// of the 3 x 3 around its cell). The oracle sums near_correction over every
+// other particle in the same (sorted) order: the cells left out must hold
+// only exact zeros, so the two agree to the bit. Particles sit on cell
+// edges, the frame's edges and just inside and outside the cut-off.
+TEST(HalftoneFastsum, NearFieldOfTheReachableCellsEqualsTheSumOverAllPairs) {
+  std::mt19937_64 rng(test::fresh_seed() + 3);
+  const int w = 60 + int(rng() % 80), h = 40 + int(rng() % 60);
+  FastsumSettings s;
+  s.near_radius_px = 2.0 + double(rng() % 400) / 100;
+  const FastsumPlan plan = make_fastsum_plan(w, h, s);
+  std::vector<float2> pts = uniform_points(int(0.3 * w * h), w, h, rng);
+  std::uniform_real_distribution<float> u01(0.f, 1.f), eps_scale(0.995f, 1.005f), before_edge(0.95f, 1.f);
+  for (int k = 0; k < 200; ++k) {
+    // A pair about eps apart along x or y, across a cell edge that the
+    // first particle's reach barely meets.
+    const float d = plan.near.eps * eps_scale(rng), along = d * before_edge(rng), across = u01(rng);
+    if (rng() % 2) {
+      const float edge = plan.cell_w * float(1 + rng() % (plan.cells_x - 1));
+      pts.push_back(make_float2(edge - along, across * float(h)));
+      pts.push_back(make_float2(edge - along + d, across * float(h)));
+    } else {
+      const float edge = plan.cell_h * float(1 + rng() % (plan.cells_y - 1));
+      pts.push_back(make_float2(across * float(w), edge - along));
+      pts.push_back(make_float2(across * float(w), edge - along + d));
+    }
+    pts.push_back(make_float2(plan.cell_w * float(rng() % plan.cells_x), u01(rng) * float(h)));
+    pts.push_back(make_float2(u01(rng) * float(w), rng() % 2 ? 0.f : float(h)));
+  }
+  for (float2& q : pts) q = make_float2(std::fmin(std::fmax(q.x, 0.f), float(w)), std::fmin(std::fmax(q.y, 0.f), float(h)));
+  FastsumCpu fast(plan, int(pts.size()));
+  fast.sort(pts.data(), int(pts.size()));
+  std::vector<float2> near(pts.size(), make_float2(0.f, 0.f));
+  fast.add_near_field(pts.data(), int(pts.size()), near.data());
+  size_t pairs = 0;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    float fx = 0.f, fy = 0.f;
+    for (size_t j = 0; j < pts.size(); ++j) {
+      if (j == i) continue;
+      const float dx = pts[i].x - pts[j].x, dy = pts[i].y - pts[j].y;
+      pairs += dx * dx + dy * dy < plan.near.eps * plan.near.eps;
+      near_correction(plan.near, dx, dy, fx, fy);
+    }
+    ASSERT_EQ(near[i].x, fx) << "particle " << i << " at (" << pts[i].x << ", " << pts[i].y << "), " << w << "x" << h;
+    ASSERT_EQ(near[i].y, fy) << "particle " << i;
+  }
+  EXPECT_GT(pairs, pts.size()) << "the particles should have neighbours within the cut-off";
+}
+
 }  // namespace
 }  // namespace sp::halftone
