@@ -85,16 +85,16 @@ struct NearTerms {
 template <int T>
 __global__ void near_field(const float2* pos, const int* count, DevicePlan p, const int* cell_start, float2* force) {
   const int m = *count;
-  const float icw = 1.f / p.cell_w, ich = 1.f / p.cell_h, reach = near_reach(p.near.eps);
+  const float icw = 1.f / p.cell_w, ich = 1.f / p.cell_h;
   const NearTerms<T> terms(p.near);
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
     const float2 me = pos[i];
-    // 2 x 2 cells, not the 3 x 3 around the dot's: 4/9 of the pairs, the same sums.
-    const CellSpan span = near_cells(me.x, me.y, reach, p.cells_x, p.cells_y, icw, ich);
+    const int c = cell_of(me.x, me.y, p.cells_x, p.cells_y, icw, ich);
+    const int cx = c % p.cells_x, cy = c / p.cells_x;
     float fx = 0.f, fy = 0.f;
-    for (int y = span.y0; y <= span.y1; ++y) {
+    for (int y = max(cy - 1, 0); y <= min(cy + 1, p.cells_y - 1); ++y) {
       const int row = y * p.cells_x;
-      const int lo = cell_start[row + span.x0], hi = cell_start[row + span.x1 + 1];
+      const int lo = cell_start[row + max(cx - 1, 0)], hi = cell_start[row + min(cx + 1, p.cells_x - 1) + 1];
       // Four neighbours' loads before their arithmetic. The sums keep their
       // order. The dot itself adds nothing (r = 0 is skipped), so it needs no test.
       int j = lo;

@@ -77,21 +77,6 @@ SP_HD int cell_of(float x, float y, int cells_x, int cells_y, float inv_cell_w, 
   return cy * cells_x + cx;
 }
 
-// The cells a particle's near field can reach: those meeting the square of
-// half-side `reach` around it (2 x 2 of the 3 x 3 around its cell, for cells
-// of at least eps_I). Cells left out hold only particles farther than reach
-// in x or y, whose corrections are exact zeros; reach = near_reach(eps) is a
-// hair past eps so that no pair the float test q^2 < 1 keeps is left out.
-struct CellSpan {
-  int x0, x1, y0, y1;  // inclusive
-};
-SP_HD float near_reach(float eps) { return eps * 1.001f; }
-SP_HD CellSpan near_cells(float x, float y, float reach, int cells_x, int cells_y, float inv_cell_w,
-                          float inv_cell_h) {
-  return {imax(int((x - reach) * inv_cell_w), 0), imin(int((x + reach) * inv_cell_w), cells_x - 1),
-          imax(int((y - reach) * inv_cell_h), 0), imin(int((y + reach) * inv_cell_h), cells_y - 1)};
-}
-
 // Float64 O(M^2) oracle of the repulsive forces.
 void direct_forces(const float2* pos, int count, double* fx, double* fy);
 

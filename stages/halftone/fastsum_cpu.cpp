@@ -171,16 +171,18 @@ void FastsumCpu::interpolate(int count, float2* force) const {
 
 void FastsumCpu::add_near_field(const float2* pos, int count, float2* force) const {
   const FastsumPlan& p = plan_;
-  const float icw = 1.f / p.cell_w, ich = 1.f / p.cell_h, reach = near_reach(p.near.eps);
+  const float icw = 1.f / p.cell_w, ich = 1.f / p.cell_h;
   parallel_for(
       count,
       [&](int b, int e) {
         for (int i = b; i < e; ++i) {
-          const CellSpan span = near_cells(pos[i].x, pos[i].y, reach, p.cells_x, p.cells_y, icw, ich);
+          const int c = cell_of(pos[i].x, pos[i].y, p.cells_x, p.cells_y, icw, ich);
+          const int cx = c % p.cells_x, cy = c / p.cells_x;
           float fx = 0.f, fy = 0.f;
-          for (int y = span.y0; y <= span.y1; ++y) {
+          for (int y = std::max(cy - 1, 0); y <= std::min(cy + 1, p.cells_y - 1); ++y) {
             const size_t row = size_t(y) * p.cells_x;
-            const int lo = cell_start_[row + span.x0], hi = cell_start_[row + span.x1 + 1];
+            const int lo = cell_start_[row + std::max(cx - 1, 0)];
+            const int hi = cell_start_[row + std::min(cx + 1, p.cells_x - 1) + 1];
             for (int j = lo; j < hi; ++j)
               if (j != i) near_correction(p.near, pos[i].x - pos[j].x, pos[i].y - pos[j].y, fx, fy);
           }

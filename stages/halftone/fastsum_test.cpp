@@ -145,12 +145,12 @@ TEST(HalftoneFastsum, ErrorFallsAsAccuracyRises) {
   }
 }
 
-// The near field reads only the cells within reach of each particle (2 x 2
-// of the 3 x 3 around its cell). The oracle sums near_correction over every
-// other particle in the same (sorted) order: the cells left out must hold
-// only exact zeros, so the two agree to the bit. Particles sit on cell
-// edges, the frame's edges and just inside and outside the cut-off.
-TEST(HalftoneFastsum, NearFieldOfTheReachableCellsEqualsTheSumOverAllPairs) {
+// The near field reads the 3 x 3 cells around each particle's. The oracle
+// sums near_correction over every other particle in the same (sorted)
+// order: the cells left out must hold only exact zeros, so the two agree to
+// the bit. Particles sit on cell edges, the frame's edges and just inside
+// and outside the cut-off.
+TEST(HalftoneFastsum, NearFieldOfTheNeighbouringCellsEqualsTheSumOverAllPairs) {
   std::mt19937_64 rng(test::fresh_seed() + 3);
   const int w = 60 + int(rng() % 80), h = 40 + int(rng() % 60);
   FastsumSettings s;
@@ -159,8 +159,7 @@ TEST(HalftoneFastsum, NearFieldOfTheReachableCellsEqualsTheSumOverAllPairs) {
   std::vector<float2> pts = uniform_points(int(0.3 * w * h), w, h, rng);
   std::uniform_real_distribution<float> u01(0.f, 1.f), eps_scale(0.995f, 1.005f), before_edge(0.95f, 1.f);
   for (int k = 0; k < 200; ++k) {
-    // A pair about eps apart along x or y, across a cell edge that the
-    // first particle's reach barely meets.
+    // A pair about eps apart along x or y, across a cell edge.
     const float d = plan.near.eps * eps_scale(rng), along = d * before_edge(rng), across = u01(rng);
     if (rng() % 2) {
       const float edge = plan.cell_w * float(1 + rng() % (plan.cells_x - 1));
