@@ -53,7 +53,6 @@ __global__ void order_cells(const int* cell_start, int cells, float2* sorted, in
 
 // near_correction with the polynomial's T terms in registers: T > 0 is the
 // plan's count (4 for accuracy_p 5), unrolled; T = 0 reads it from the plan.
-// The same arithmetic in the same order as near_correction.
 template <int T>
 struct NearTerms {
   float c[T > 0 ? T : 1];
@@ -65,15 +64,20 @@ struct NearTerms {
     if constexpr (T == 0) {
       near_correction(k, dx, dy, fx, fy);
     } else {
+      // Without a branch: an IEEE reciprocal (rcp.rn) carries a slow-path
+      // test that splits the warp; the approximate one is within 2 ulp of it
+      // here (q2 is a normal number wherever the pair counts), far below the
+      // far field's error.
       const float r2 = dx * dx + dy * dy;
       const float q2 = r2 * k.inv_eps2;
-      if (q2 >= 1.f || r2 < 1e-12f) return;
       float poly = 0.f;
 #pragma unroll
       for (int j = T - 1; j >= 0; --j) poly = poly * q2 + c[j];
-      const float s = k.inv_eps2 * (1.f / q2 - poly);
-      fx += s * dx;
-      fy += s * dy;
+      const float s = k.inv_eps2 * (__fdividef(1.f, q2) - poly);
+      if (q2 < 1.f && r2 >= 1e-12f) {
+        fx += s * dx;
+        fy += s * dy;
+      }
     }
   }
 };
