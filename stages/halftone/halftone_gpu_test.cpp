@@ -52,6 +52,39 @@ TEST(HalftoneCuda, FastsumForcesMatchCpu) {
   EXPECT_LT(std::sqrt(err / ref), 1e-3);
 }
 
+// The device sort restores index order within each cell by a warp's ranks,
+// or, in cells of more than 32 dots, by an insertion sort: both must give
+// the CPU's stable order. Clusters crowd some cells past 32.
+TEST(HalftoneCuda, SortKeepsIndexOrderInCrowdedCells) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 9);
+  const int w = 160, h = 120, count = 6000;
+  const FastsumPlan plan = test_fastsum_plan(w, h, count);
+  std::uniform_real_distribution<float> ux(0.f, float(w)), uy(0.f, float(h)), jitter(0.f, 1.f);
+  std::vector<float2> pts;
+  while (int(pts.size()) < count) {
+    if (rng() % 50 == 0) {
+      // A cluster inside one cell: 33 to 90 dots.
+      const float x0 = plan.cell_w * float(rng() % plan.cells_x), y0 = plan.cell_h * float(rng() % plan.cells_y);
+      for (int k = 33 + int(rng() % 58); k > 0 && int(pts.size()) < count; --k)
+        pts.push_back(make_float2(x0 + 0.99f * plan.cell_w * jitter(rng), y0 + 0.99f * plan.cell_h * jitter(rng)));
+    } else {
+      pts.push_back(make_float2(ux(rng), uy(rng)));
+    }
+  }
+  const GpuFastsumResult gpu = gpu_fastsum(plan, pts);
+  FastsumCpu cpu(plan, count);
+  cpu.sort(pts.data(), count);
+  const std::vector<int>& start = cpu.cell_start();
+  int crowded = 0;
+  for (size_t c = 0; c + 1 < start.size(); ++c) crowded += start[c + 1] - start[c] > 32;
+  EXPECT_GT(crowded, 5);
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(gpu.sorted[i].x, pts[i].x) << i;
+    ASSERT_EQ(gpu.sorted[i].y, pts[i].y) << i;
+  }
+}
+
 // The exact spread (fixed-point sums, for the seams' handover) repeats to the
 // bit, where the float atomics' order varies, and gives the same forces.
 TEST(HalftoneCuda, ExactSumsRepeatToTheBitAndMatchTheFloatSpread) {
