@@ -1,6 +1,6 @@
 // CUDA far field: spread (B^T, tiles of cells in shared memory), the 2D FFTs as
-// pruned 1D passes, the band multiply with the window's deconvolution on the
-// fly (D), interpolation (B).
+// pruned 1D passes, the band multiply with the window's deconvolution (D,
+// folded into the kernel's quadrant), interpolation (B).
 //
 // Only rows v in [-a, a] of the n x n torus grid hold particles (a = row_offset,
 // the image's height in grid units plus the window), and only |j| < N/2 of
@@ -161,7 +161,8 @@ __global__ void transpose(const cufftComplex* src, int src_pitch, int src_shift,
 }
 
 // band[(j1 + N/2) * n + wrap(j2)] = G_j b_j / (c_j1 c_j2)^2 for |j| < N/2,
-// G from the j1 >= 0 half (spectrum[j1 * n + wrap(j2)]) by Hermitian symmetry.
+// G from the j1 >= 0 half (spectrum[j1 * n + wrap(j2)]) by Hermitian symmetry,
+// b_j / (c_j1 c_j2)^2 from the quadrant.
 __global__ void multiply_band(const cufftComplex* spectrum, DevicePlan p, cufftComplex* band) {
   const int N = p.N, n = p.n;
   const int j2 = int(blockIdx.x * blockDim.x + threadIdx.x) - N / 2 + 1;
@@ -174,9 +175,9 @@ __global__ void multiply_band(const cufftComplex* spectrum, DevicePlan p, cufftC
     g = spectrum[size_t(-j1) * n + wrap_once(-j2, n)];
     g.y = -g.y;
   }
-  const float2 b = p.kernel_hat[size_t(j1 + N / 2) * N + j2 + N / 2];
-  const float d = p.deconv[j1 + N / 2] * p.deconv[j2 + N / 2];
-  const float br = b.x * d, bi = b.y * d;
+  // Im b is odd in j1, Re b odd in j2 (kernel_spectra_gpu.h).
+  const float2 t = p.kernel_quadrant[size_t(abs(j1)) * (N / 2) + abs(j2)];
+  const float bi = j1 < 0 ? -t.x : t.x, br = j2 < 0 ? t.y : -t.y;
   band[size_t(j1 + N / 2) * n + wrap_once(j2, n)] = make_float2(g.x * br - g.y * bi, g.x * bi + g.y * br);
 }
 
@@ -300,12 +301,9 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
   spread_grid_ = dim3((plan.cells_x + dp_.spread_cells - 1) / dp_.spread_cells,
                       (plan.cells_y + dp_.spread_cells - 1) / dp_.spread_cells);
   const size_t rows = size_t(dp_.rows), hw = size_t(n / 2 + 1), nn = size_t(n);
-  auto* hat = scratch.allocate_array<float2>(size_t(N) * N);
-  make_kernel_hat_on_device(plan, hat);
-  auto* deconv = scratch.allocate_array<float>(plan.deconv.size());
-  SP_CUDA_CHECK(cudaMemcpy(deconv, plan.deconv.data(), plan.deconv.size() * sizeof(float), cudaMemcpyHostToDevice));
-  dp_.kernel_hat = hat;
-  dp_.deconv = deconv;
+  auto* quadrant = scratch.allocate_array<float2>(size_t(N / 2) * (N / 2));
+  make_kernel_quadrant_on_device(plan, quadrant);
+  dp_.kernel_quadrant = quadrant;
 
   grid_ = scratch.allocate_array<float>(rows * nn);
   exact_grid_ = exact_sums ? scratch.allocate_array<unsigned long long>(rows * nn) : nullptr;

@@ -21,9 +21,8 @@ struct DevicePlan {
   int spread_cells = 1;  // a spread block's tile: spread_cells x spread_cells cells
   Window window;
   NearKernel near;
-  // N x N (x + i y), transposed: index (j1 + N/2) * N + j2 + N/2; made on the device (kernel_spectra.cu)
-  const float2* kernel_hat = nullptr;
-  const float* deconv = nullptr;       // N
+  // b_j with the deconvolution, from one quadrant (make_kernel_quadrant_on_device)
+  const float2* kernel_quadrant = nullptr;
 };
 
 class FastsumGpu {

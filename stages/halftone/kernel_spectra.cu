@@ -57,11 +57,14 @@ __global__ void sample_regularized_gradient(RegularizedKernel kernel, int N, dou
   samples[size_t(s2) * N + s1] = g;
 }
 
-// out[(j1 + N/2) * N + j2 + N/2] = b_j: the transposed layout the band multiply reads.
-__global__ void transposed_coefficients(const double2* hat, int N, float2* out) {
-  const int t2 = blockIdx.x * blockDim.x + threadIdx.x, t1 = blockIdx.y;
-  if (t2 >= N) return;
-  out[size_t(t1) * N + t2] = kernel_coefficient(reinterpret_cast<const double*>(hat), N, t1 - N / 2, t2 - N / 2);
+// out[a * N/2 + c] = (Im b, -Re b) d_a d_c at j = (a, c), a, c in [0, N/2):
+// the quadrant the band multiply reads (kernel_spectra_gpu.h).
+__global__ void quadrant_coefficients(const double2* hat, int N, const float* deconv, float2* out) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x, a = blockIdx.y, half = N / 2;
+  if (c >= half) return;
+  const float2 b = kernel_coefficient(reinterpret_cast<const double*>(hat), N, a, c);
+  const float d = deconv[a + half] * deconv[c + half];
+  out[size_t(a) * half + c] = make_float2(b.y * d, -b.x * d);
 }
 
 __global__ void sample_attraction_kernel(int w, int h, int pw, int ph, float* gx, float* gy) {
@@ -83,8 +86,11 @@ int blocks(int threads) { return (threads + kThreads - 1) / kThreads; }
 
 }  // namespace
 
-size_t make_kernel_hat_on_device(const FastsumPlan& plan, float2* transposed_hat) {
+size_t make_kernel_quadrant_on_device(const FastsumPlan& plan, float2* quadrant) {
   const int N = plan.N;
+  const DeviceTemporary deconv(plan.deconv.size() * sizeof(float));
+  SP_CUDA_CHECK(cudaMemcpy(deconv.as<float>(), plan.deconv.data(), plan.deconv.size() * sizeof(float),
+                           cudaMemcpyHostToDevice));
   OneShotFft fft;
   size_t work_bytes = 0;
   SP_CUFFT_CHECK(cufftMakePlan2d(fft.handle(), N, N, CUFFT_Z2Z, &work_bytes));
@@ -94,7 +100,7 @@ size_t make_kernel_hat_on_device(const FastsumPlan& plan, float2* transposed_hat
   SP_CUDA_CHECK_LAUNCH();
   auto* data = samples.as<cufftDoubleComplex>();
   SP_CUFFT_CHECK(cufftExecZ2Z(fft.handle(), data, data, CUFFT_FORWARD));  // in place: 128 MB less at 1080p
-  transposed_coefficients<<<dim3(blocks(N), N), kThreads>>>(samples.as<double2>(), N, transposed_hat);
+  quadrant_coefficients<<<dim3(blocks(N / 2), N / 2), kThreads>>>(samples.as<double2>(), N, deconv.as<float>(), quadrant);
   SP_CUDA_CHECK_LAUNCH();
   SP_CUDA_CHECK(cudaStreamSynchronize(0));  // report a failure here, before the temporaries go
   return size_t(N) * N * sizeof(double2) + work_bytes;

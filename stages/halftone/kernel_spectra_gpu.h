@@ -10,10 +10,14 @@
 
 namespace sp::halftone {
 
-// b_j of host_kernel_hat (fastsum.h) transposed as DevicePlan::kernel_hat
-// reads it: index (j1 + N/2) * N + j2 + N/2, N x N float2 on the device.
-// Returns the device bytes it borrowed meanwhile (samples and cuFFT's work area).
-size_t make_kernel_hat_on_device(const FastsumPlan& plan, float2* transposed_hat);
+// b_j of host_kernel_hat (fastsum.h) as DevicePlan::kernel_quadrant holds
+// it: K_R is radial on a square grid, so Im b_j is odd in j1 and even in j2,
+// and Re b(j1, j2) = -Im b(j2, j1). One quadrant gives every j: entry
+// a * N/2 + c, a, c in [0, N/2), is (Im b, -Re b) at j = (a, c), times the
+// plan's deconvolution d_a d_c. (N/2)^2 float2 on the device: a quarter of
+// the N x N table the band multiply streamed each far field (64 MB at
+// 1080p). Returns the device bytes it borrowed meanwhile.
+size_t make_kernel_quadrant_on_device(const FastsumPlan& plan, float2* quadrant);
 
 // imaginary_kernel_rows (attraction.h): (ph/2+1) x (pw/2+1) float2 on the
 // device. Returns the device bytes it borrowed meanwhile.
