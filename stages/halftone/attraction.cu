@@ -1,29 +1,34 @@
 // Attraction field on CUDA: the CPU's FFT convolution (attraction_cpu.cpp)
 // with cuFFT and the same kernel spectra (made on the device,
-// kernel_spectra.cu), the 2D transforms pruned to where
-// the data is. Of the ph x pw padded grid only the h x w ink block is
-// non-zero on the way in and only the h x w field block is read on the way
-// out, so the forward row transform runs over h rows and the inverse row
-// transform produces h rows (per component) instead of ph; the column
-// transforms stay full length (cuFFT does not prune within a transform).
+// kernel_spectra.cu), the 2D transforms pruned to where the data is. Of the
+// ph x pw padded grid only the h x w ink block is non-zero on the way in and
+// only the h x w field block is read on the way out, so the forward row
+// transform runs over h rows and the inverse row transform produces h rows
+// (per component) instead of ph; the column transforms stay full length
+// (cuFFT does not prune within a transform). They run on transposed copies
+// (column_major_spectra): as strided batches over the rows, cuFFT read two
+// adjacent columns a block and ran at a fifth of the bandwidth.
 //
 // Zero-padding invariants, in one place:
 //  * ink_rows_ columns w .. pw-1: written as zeros by spread_ink_rows every
 //    frame together with the ink, so nothing relies on cuFFT leaving its
 //    input alone there.
-//  * row_spectra_ rows h .. ph-1: zeroed once in configure; only read
-//    afterwards, by the out-of-place column C2C (the row R2C writes rows < h
-//    only). cuFFT's out-of-place C2C does not write its input (only C2R is
-//    documented to); AttractionMatchesCpu's second frame would see it.
+//  * column_input_ entries h .. ph-1 of each column: zeroed once in
+//    configure; only read afterwards, by the out-of-place column C2C (the
+//    transpose writes entries < h only). cuFFT's out-of-place C2C does not
+//    write its input (only C2R is documented to); AttractionMatchesCpu's
+//    second frame would see it.
 #include <cufft.h>
 
 #include <algorithm>
+#include <climits>
 #include <string>
 
 #include "pipeline/cuda_check.h"
 #include "stages/halftone/attraction.h"
 #include "stages/halftone/cufft_check.h"
 #include "stages/halftone/kernel_spectra_gpu.h"
+#include "stages/halftone/transpose_gpu.h"
 
 namespace sp::halftone {
 
@@ -35,10 +40,13 @@ __global__ void spread_ink_rows(const float* ink, int w, int h, int pw, float* r
   if (x < pw && y < h) rows[size_t(y) * pw + x] = x < w ? ink[size_t(y) * w + x] : 0.f;
 }
 
-__global__ void multiply_kernels(const float2* spectrum, const float2* kernel_rows, int columns, int ph,
+// Threads along ky: in the column-major layout consecutive rows are adjacent.
+__global__ void multiply_kernels(const float2* spectrum, const float2* kernel_columns, int columns, int ph,
                                  const FrameNumbers* numbers, float2* products) {
-  const int kx = blockIdx.x * blockDim.x + threadIdx.x, ky = blockIdx.y;
-  if (kx < columns) multiply_kernel_rows(spectrum, kernel_rows, columns, ph, numbers->lambda, ky, kx, products);
+  const int ky = blockIdx.x * blockDim.x + threadIdx.x, kx = blockIdx.y;
+  if (ky <= ph / 2)
+    multiply_kernel_rows(spectrum, kernel_columns, column_major_spectra(columns, ph), ph, numbers->lambda, ky, kx,
+                         products);
 }
 
 // Field row-pairs (2y: x, 2y + 1: y, pw floats each) into fx, fy (w x h).
@@ -78,24 +86,37 @@ void AttractionGpu::configure(const AttractionPlan& plan, ScratchAllocator& scra
   height_ = plan.height;
   pw_ = plan.pw;
   ph_ = plan.ph;
-  const int columns = pw_ / 2 + 1;
-  kernel_rows_ = scratch.allocate_array<float2>(size_t(ph_ / 2 + 1) * columns);
-  make_attraction_kernel_rows_on_device(plan, kernel_rows_);
+  const int columns = pw_ / 2 + 1, kernel_rows = ph_ / 2 + 1;
   const size_t half = plan.half_size();
+  {
+    float2* rows = nullptr;  // made in rows, read by columns
+    SP_CUDA_CHECK(cudaMalloc(&rows, size_t(kernel_rows) * columns * sizeof(float2)));
+    kernel_columns_ = scratch.allocate_array<float2>(size_t(kernel_rows) * columns);
+    try {
+      make_attraction_kernel_rows_on_device(plan, rows);
+      launch_transpose(rows, columns, 0, kernel_columns_, kernel_rows, 0, kernel_rows, columns, INT_MAX, nullptr);
+      SP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    } catch (...) {
+      cudaFree(rows);
+      throw;
+    }
+    SP_CUDA_CHECK(cudaFree(rows));
+  }
   ink_rows_ = scratch.allocate_array<float>(size_t(height_) * pw_);
-  row_spectra_ = scratch.allocate_array<float2>(half);
+  row_spectra_ = scratch.allocate_array<float2>(2 * size_t(height_) * columns);
+  column_input_ = scratch.allocate_array<float2>(half);
   spectrum_ = scratch.allocate_array<float2>(half);
   products_ = scratch.allocate_array<float2>(2 * half);
-  // The spectrum is dead once multiplied; 2h x pw floats fit in its ph x (pw/2+1) complex as ph >= 2h.
+  // The spectrum is dead once multiplied; 2h x pw floats fit in its columns x ph complex as ph >= 2h.
   field_rows_ = reinterpret_cast<float*>(spectrum_);
-  SP_CUDA_CHECK(cudaMemset(row_spectra_, 0, half * sizeof(float2)));  // rows >= h stay zero (see the top)
+  SP_CUDA_CHECK(cudaMemset(column_input_, 0, half * sizeof(float2)));  // entries >= h stay zero (see the top)
 
   for (int* p : {&row_r2c_, &column_forward_, &column_inverse_, &row_c2r_}) SP_CUFFT_CHECK(cufftCreate(p));
   plans_ = true;
   const size_t work = std::max<size_t>({
       make_1d_plan(row_r2c_, pw_, 1, pw_, 1, columns, CUFFT_R2C, height_),
-      make_1d_plan(column_forward_, ph_, columns, 1, columns, 1, CUFFT_C2C, columns),
-      make_1d_plan(column_inverse_, ph_, 2 * columns, 1, 2 * columns, 1, CUFFT_C2C, 2 * columns),
+      make_1d_plan(column_forward_, ph_, 1, ph_, 1, ph_, CUFFT_C2C, columns),
+      make_1d_plan(column_inverse_, ph_, 1, ph_, 1, ph_, CUFFT_C2C, 2 * columns),
       make_1d_plan(row_c2r_, pw_, 1, columns, 1, pw_, CUFFT_C2R, 2 * height_),
       size_t(16),
   });
@@ -109,16 +130,19 @@ void AttractionGpu::compute(const float* ink, const FrameNumbers* numbers, float
   spread_ink_rows<<<dim3((pw_ + 255) / 256, height_), 256, 0, stream>>>(ink, width_, height_, pw_, ink_rows_);
   SP_CUDA_CHECK_LAUNCH();
   auto* row_spectra = reinterpret_cast<cufftComplex*>(row_spectra_);
+  auto* column_input = reinterpret_cast<cufftComplex*>(column_input_);
   auto* spectrum = reinterpret_cast<cufftComplex*>(spectrum_);
   auto* products = reinterpret_cast<cufftComplex*>(products_);
   SP_CUFFT_CHECK(cufftExecR2C(row_r2c_, ink_rows_, row_spectra));
-  SP_CUFFT_CHECK(cufftExecC2C(column_forward_, row_spectra, spectrum, CUFFT_FORWARD));
-  multiply_kernels<<<dim3((columns + 255) / 256, ph_ / 2 + 1), 256, 0, stream>>>(spectrum_, kernel_rows_, columns,
+  launch_transpose(row_spectra_, columns, 0, column_input_, ph_, 0, height_, columns, INT_MAX, stream);
+  SP_CUFFT_CHECK(cufftExecC2C(column_forward_, column_input, spectrum, CUFFT_FORWARD));
+  multiply_kernels<<<dim3((ph_ / 2 + 1 + 255) / 256, columns), 256, 0, stream>>>(spectrum_, kernel_columns_, columns,
                                                                                    ph_, numbers, products_);
   SP_CUDA_CHECK_LAUNCH();
   SP_CUFFT_CHECK(cufftExecC2C(column_inverse_, products, products, CUFFT_INVERSE));
-  // Only the first h rows of each product: the rows below are the padding's.
-  SP_CUFFT_CHECK(cufftExecC2R(row_c2r_, products, field_rows_));
+  // Only the first h entries of each product column, back into rows: row y = [x | y].
+  launch_transpose(products_, ph_, 0, row_spectra_, 2 * columns, 0, 2 * columns, height_, INT_MAX, stream);
+  SP_CUFFT_CHECK(cufftExecC2R(row_c2r_, row_spectra, field_rows_));
   gather_fields<<<dim3((width_ + 255) / 256, height_), 256, 0, stream>>>(field_rows_, width_, height_, pw_, fx, fy);
   SP_CUDA_CHECK_LAUNCH();
 }

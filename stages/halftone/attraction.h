@@ -45,20 +45,38 @@ std::vector<float2> imaginary_kernel_rows(const AttractionPlan& plan, const Attr
 // and recent callers (the CPU backend's segment workers and colour channels).
 std::shared_ptr<const std::vector<float2>> shared_host_kernel_rows(const AttractionPlan& plan);
 
+// Where multiply_kernel_rows reads and writes. Entry (row, kx) of the
+// spectrum is at row * spectrum_row + kx * spectrum_column, of the kernel
+// rows at ky * kernel_row + kx * kernel_column, and product k (0: x, 1: y)
+// at row * product_row + kx * product_column + k * product_component.
+struct SpectrumLayout {
+  size_t spectrum_row, spectrum_column, kernel_row, kernel_column, product_row, product_column, product_component;
+};
+// The CPU's: rows of `columns`; row y of the products = [x product | y product].
+SP_HD SpectrumLayout row_major_spectra(int columns) {
+  const size_t c = size_t(columns);
+  return {c, 1, c, 1, 2 * c, 1, c};
+}
+// CUDA's: the spectrum and the products by columns of ph (the column FFTs run
+// contiguous), the kernel rows by columns of ph/2 + 1, the x products'
+// columns before the y products'.
+SP_HD SpectrumLayout column_major_spectra(int columns, int ph) {
+  const size_t p = size_t(ph);
+  return {1, p, 1, p / 2 + 1, 1, p, size_t(columns) * p};
+}
+
 // One step of both backends' attraction: the padded ink's half spectrum times
 // lambda * i Im(kernel) for both components, at column kx of row ky and of its
-// mirror ph - ky, which share a kernel row (x even, y odd in ky). Row y of
-// `products` holds the x product in its first `columns` entries, the y product
-// in the next.
-SP_HD void multiply_kernel_rows(const float2* spectrum, const float2* kernel_rows, int columns, int ph, float lambda,
-                                int ky, int kx, float2* products) {
-  const float2 k = kernel_rows[size_t(ky) * columns + kx];
+// mirror ph - ky, which share a kernel row (x even, y odd in ky).
+SP_HD void multiply_kernel_rows(const float2* spectrum, const float2* kernel_rows, const SpectrumLayout& at, int ph,
+                                float lambda, int ky, int kx, float2* products) {
+  const float2 k = kernel_rows[ky * at.kernel_row + kx * at.kernel_column];
   const float kx_im = lambda * k.x, ky_im = lambda * k.y;
   const auto write_row = [&](int row, float y_sign) {
-    const float2 a = spectrum[size_t(row) * columns + kx];
-    float2* out = products + size_t(row) * 2 * columns + kx;
+    const float2 a = spectrum[row * at.spectrum_row + kx * at.spectrum_column];
+    float2* out = products + row * at.product_row + kx * at.product_column;
     out[0] = make_float2(-a.y * kx_im, a.x * kx_im);
-    out[columns] = make_float2(-a.y * ky_im * y_sign, a.x * ky_im * y_sign);
+    out[at.product_component] = make_float2(-a.y * ky_im * y_sign, a.x * ky_im * y_sign);
   };
   write_row(ky, 1.f);
   const int mirror = ph - ky;
@@ -68,8 +86,9 @@ SP_HD void multiply_kernel_rows(const float2* spectrum, const float2* kernel_row
 // Float64 oracle at one pixel centre (x, y), lambda = 1.
 void direct_attraction(const float* ink, int w, int h, int x, int y, double& fx, double& fy);
 
-// The transforms pruned as on CUDA (AttractionGpu), with FFTW's identical
-// advanced layout, so the CPU run checks the GPU's index arithmetic too.
+// The transforms pruned as on CUDA (AttractionGpu), in rows where CUDA runs
+// its column passes on transposed copies; both multiply through
+// multiply_kernel_rows, so the CPU run checks that arithmetic for the GPU.
 class AttractionCpu {
  public:
   explicit AttractionCpu(const AttractionPlan& plan);
@@ -110,12 +129,14 @@ class AttractionGpu {
  private:
   void release();
   int width_ = 0, height_ = 0, pw_ = 0, ph_ = 0;
-  float2* kernel_rows_ = nullptr;   // imaginary_kernel_rows, made on the device: (ph/2+1) x (pw/2+1)
-  float* ink_rows_ = nullptr;       // h x pw: the ink, zero beyond column w
-  float2* row_spectra_ = nullptr;   // ph x (pw/2+1): rows < h from the row R2C, rows >= h zero for good
-  float2* spectrum_ = nullptr;      // ph x (pw/2+1): the 2D half spectrum of the padded ink
-  float2* products_ = nullptr;      // ph x 2 (pw/2+1): row y = [x product | y product]
-  float* field_rows_ = nullptr;     // 2h x pw: row 2y + k = component k of field row y (aliases spectrum_)
+  // Layouts: column_major_spectra, columns = pw/2 + 1.
+  float2* kernel_columns_ = nullptr;  // imaginary_kernel_rows by columns, made on the device: columns x (ph/2+1)
+  float* ink_rows_ = nullptr;         // h x pw: the ink, zero beyond column w
+  float2* row_spectra_ = nullptr;     // h x columns from the row R2C; then 2h x columns: row y = [x | y] product rows
+  float2* column_input_ = nullptr;    // columns x ph: entries < h of each column transposed in, the rest zero for good
+  float2* spectrum_ = nullptr;        // columns x ph: the 2D half spectrum of the padded ink
+  float2* products_ = nullptr;        // 2 columns x ph: the x products' columns, then the y products'
+  float* field_rows_ = nullptr;       // 2h x pw: row 2y + k = component k of field row y (aliases spectrum_)
   int row_r2c_ = 0, column_forward_ = 0, column_inverse_ = 0, row_c2r_ = 0;  // cufftHandle
   bool plans_ = false;
 };

@@ -139,10 +139,10 @@ void AttractionCpu::compute(const float* ink, float lambda, float* fx, float* fy
   fftwf_execute(static_cast<fftwf_plan>(column_forward_));
   const auto* spectrum = reinterpret_cast<const float2*>(spectrum_);
   auto* products = reinterpret_cast<float2*>(products_);
+  const SpectrumLayout layout = row_major_spectra(columns);
   parallel_for(ph / 2 + 1, [&](int begin, int end) {
     for (int ky = begin; ky < end; ++ky)
-      for (int kx = 0; kx < columns; ++kx)
-        multiply_kernel_rows(spectrum, kernel_rows, columns, ph, lambda, ky, kx, products);
+      for (int kx = 0; kx < columns; ++kx) multiply_kernel_rows(spectrum, kernel_rows, layout, ph, lambda, ky, kx, products);
   });
   fftwf_execute(static_cast<fftwf_plan>(column_inverse_));
   fftwf_execute(static_cast<fftwf_plan>(row_c2r_));  // the first h rows of each product only

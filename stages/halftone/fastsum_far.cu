@@ -20,6 +20,7 @@
 #include "stages/halftone/cufft_check.h"
 #include "stages/halftone/fastsum_gpu.h"
 #include "stages/halftone/kernel_spectra_gpu.h"
+#include "stages/halftone/transpose_gpu.h"
 
 namespace sp::halftone {
 
@@ -243,14 +244,14 @@ cufftHandle make_plan(int n, int batch, cufftType type, size_t& work) {
   return h;
 }
 
-void launch_transpose(const cufftComplex* src, int src_pitch, int src_shift, cufftComplex* dst, int dst_pitch,
-                      int dst_shift, int rows, int cols, int n, cudaStream_t stream) {
+}  // namespace
+
+void launch_transpose(const float2* src, int src_pitch, int src_shift, float2* dst, int dst_pitch, int dst_shift,
+                      int rows, int cols, int n, cudaStream_t stream) {
   const dim3 grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
   transpose<<<grid, dim3(kTile, 8), 0, stream>>>(src, src_pitch, src_shift, dst, dst_pitch, dst_shift, rows, cols, n);
   SP_CUDA_CHECK_LAUNCH();
 }
-
-}  // namespace
 
 void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratch, bool exact_sums) {
   const int N = plan.N, n = plan.n, m = plan.window.m;
