@@ -88,20 +88,8 @@ void AttractionGpu::configure(const AttractionPlan& plan, ScratchAllocator& scra
   ph_ = plan.ph;
   const int columns = pw_ / 2 + 1, kernel_rows = ph_ / 2 + 1;
   const size_t half = plan.half_size();
-  {
-    float2* rows = nullptr;  // made in rows, read by columns
-    SP_CUDA_CHECK(cudaMalloc(&rows, size_t(kernel_rows) * columns * sizeof(float2)));
-    kernel_columns_ = scratch.allocate_array<float2>(size_t(kernel_rows) * columns);
-    try {
-      make_attraction_kernel_rows_on_device(plan, rows);
-      launch_transpose(rows, columns, 0, kernel_columns_, kernel_rows, 0, kernel_rows, columns, INT_MAX, nullptr);
-      SP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-    } catch (...) {
-      cudaFree(rows);
-      throw;
-    }
-    SP_CUDA_CHECK(cudaFree(rows));
-  }
+  kernel_columns_ = scratch.allocate_array<float2>(size_t(kernel_rows) * columns);
+  make_attraction_kernel_columns_on_device(plan, kernel_columns_);
   ink_rows_ = scratch.allocate_array<float>(size_t(height_) * pw_);
   row_spectra_ = scratch.allocate_array<float2>(2 * size_t(height_) * columns);
   column_input_ = scratch.allocate_array<float2>(half);

@@ -74,12 +74,15 @@ __global__ void sample_attraction_kernel(int w, int h, int pw, int ph, float* gx
   attraction_kernel_sample(px, py, w, h, pw, ph, gx[i], gy[i]);
 }
 
-__global__ void imaginary_rows(const float2* kx_hat, const float2* ky_hat, int pw, int ph, float2* rows) {
-  const int columns = pw / 2 + 1;
-  const int kx = blockIdx.x * blockDim.x + threadIdx.x, ky = blockIdx.y;
-  if (kx >= columns) return;
-  rows[size_t(ky) * columns + kx] = imaginary_kernel_row_entry(reinterpret_cast<const float*>(kx_hat),
-                                                               reinterpret_cast<const float*>(ky_hat), pw, ph, ky, kx);
+// out[kx * (ph/2+1) + ky]: imaginary_kernel_rows by columns, as the CUDA
+// attraction's multiply reads them (column_major_spectra); threads along ky
+// write adjacent entries.
+__global__ void imaginary_columns(const float2* kx_hat, const float2* ky_hat, int pw, int ph, float2* out) {
+  const int rows = ph / 2 + 1;
+  const int ky = blockIdx.x * blockDim.x + threadIdx.x, kx = blockIdx.y;
+  if (ky >= rows) return;
+  out[size_t(kx) * rows + ky] = imaginary_kernel_row_entry(reinterpret_cast<const float*>(kx_hat),
+                                                           reinterpret_cast<const float*>(ky_hat), pw, ph, ky, kx);
 }
 
 int blocks(int threads) { return (threads + kThreads - 1) / kThreads; }
@@ -106,7 +109,7 @@ size_t make_kernel_quadrant_on_device(const FastsumPlan& plan, float2* quadrant)
   return size_t(N) * N * sizeof(double2) + work_bytes;
 }
 
-size_t make_attraction_kernel_rows_on_device(const AttractionPlan& plan, float2* rows) {
+size_t make_attraction_kernel_columns_on_device(const AttractionPlan& plan, float2* kernel_columns) {
   const int pw = plan.pw, ph = plan.ph, columns = pw / 2 + 1;
   const size_t padded = plan.padded_size(), half = plan.half_size();
   // -G_x and -G_y as one batch of two 2D R2C transforms.
@@ -122,7 +125,7 @@ size_t make_attraction_kernel_rows_on_device(const AttractionPlan& plan, float2*
   SP_CUDA_CHECK_LAUNCH();
   auto* hat = spectra.as<cufftComplex>();
   SP_CUFFT_CHECK(cufftExecR2C(fft.handle(), g, hat));
-  imaginary_rows<<<dim3(blocks(columns), ph / 2 + 1), kThreads>>>(hat, hat + half, pw, ph, rows);
+  imaginary_columns<<<dim3(blocks(ph / 2 + 1), columns), kThreads>>>(hat, hat + half, pw, ph, kernel_columns);
   SP_CUDA_CHECK_LAUNCH();
   SP_CUDA_CHECK(cudaStreamSynchronize(0));  // report a failure here, before the temporaries go
   return 2 * padded * sizeof(float) + 2 * half * sizeof(float2) + work_bytes;

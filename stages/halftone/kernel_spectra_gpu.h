@@ -19,8 +19,10 @@ namespace sp::halftone {
 // 1080p). Returns the device bytes it borrowed meanwhile.
 size_t make_kernel_quadrant_on_device(const FastsumPlan& plan, float2* quadrant);
 
-// imaginary_kernel_rows (attraction.h): (ph/2+1) x (pw/2+1) float2 on the
-// device. Returns the device bytes it borrowed meanwhile.
-size_t make_attraction_kernel_rows_on_device(const AttractionPlan& plan, float2* rows);
+// imaginary_kernel_rows (attraction.h) by columns: entry (ky, kx) at
+// kx * (ph/2+1) + ky, (pw/2+1) x (ph/2+1) float2 on the device, the layout
+// the CUDA attraction reads (column_major_spectra). Returns the device bytes
+// it borrowed meanwhile.
+size_t make_attraction_kernel_columns_on_device(const AttractionPlan& plan, float2* kernel_columns);
 
 }  // namespace sp::halftone

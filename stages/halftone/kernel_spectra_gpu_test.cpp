@@ -97,24 +97,28 @@ TEST(HalftoneCuda, KernelQuadrantMadeOnDeviceMatchesHost) {
   }
 }
 
-TEST(HalftoneCuda, AttractionKernelRowsMadeOnDeviceMatchHost) {
+TEST(HalftoneCuda, AttractionKernelColumnsMadeOnDeviceMatchHost) {
   SP_REQUIRE_CUDA();
   for (auto [w, h] : {std::pair{131, 77}, std::pair{61, 103}, std::pair{1920, 1080}}) {
     SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h));
     const AttractionPlan plan = make_attraction_plan(w, h);
-    const size_t rows = size_t(plan.ph / 2 + 1) * (plan.pw / 2 + 1);
-    float2* d_rows = nullptr;
-    SP_CUDA_CHECK(cudaMalloc(&d_rows, rows * sizeof(float2)));
+    const int rows = plan.ph / 2 + 1, columns = plan.pw / 2 + 1;
+    const size_t entries = size_t(rows) * columns;
+    float2* d_columns = nullptr;
+    SP_CUDA_CHECK(cudaMalloc(&d_columns, entries * sizeof(float2)));
     const auto start = std::chrono::steady_clock::now();
-    const size_t borrowed = make_attraction_kernel_rows_on_device(plan, d_rows);
+    const size_t borrowed = make_attraction_kernel_columns_on_device(plan, d_columns);
     const double device_ms = elapsed_ms(start);
-    const std::vector<float2> device = to_host(d_rows, rows);
-    SP_CUDA_CHECK(cudaFree(d_rows));
+    const std::vector<float2> device = to_host(d_columns, entries);
+    SP_CUDA_CHECK(cudaFree(d_columns));
     const auto host_start = std::chrono::steady_clock::now();
-    const std::vector<float2> host = imaginary_kernel_rows(plan, host_attraction_spectra(plan));
+    const std::vector<float2> host_rows = imaginary_kernel_rows(plan, host_attraction_spectra(plan));
     const double host_ms = elapsed_ms(host_start);
+    std::vector<float2> host(entries);  // the host's rows, by columns
+    for (int ky = 0; ky < rows; ++ky)
+      for (int kx = 0; kx < columns; ++kx) host[size_t(kx) * rows + ky] = host_rows[size_t(ky) * columns + kx];
     const double error = relative_max_error(device, host);
-    std::printf("%dx%d (padded %dx%d): device kernel rows vs host: relative max error %.3g; device %.1f ms "
+    std::printf("%dx%d (padded %dx%d): device kernel columns vs host: relative max error %.3g; device %.1f ms "
                 "(%.1f MB of temporaries), host %.1f ms\n", w, h, plan.pw, plan.ph, error, device_ms,
                 borrowed / 1048576.0, host_ms);
     EXPECT_LE(error, 1e-6);
