@@ -47,8 +47,7 @@ class FrameGraphs {
   uint64_t captured_ = 0, replayed_ = 0;
 };
 
-// The parts of views a replayed graph depends on, for its key.
-void append_key(FrameGraphs::Key& key, const RgbaView& v);
+// The parts of a picture a replayed graph depends on, for its key.
 void append_key(FrameGraphs::Key& key, const PlanarView& v);
 
 // cudaEventRecord that also works inside a stream capture: there it adds an

@@ -59,10 +59,6 @@ void FrameGraphs::run(const Key& key, cudaStream_t stream, const std::function<v
   SP_CUDA_CHECK(cudaGraphLaunch(found->second, stream));
 }
 
-void append_key(FrameGraphs::Key& key, const RgbaView& v) {
-  key.insert(key.end(), {reinterpret_cast<uintptr_t>(v.data), uintptr_t(v.width), uintptr_t(v.height), v.pitch});
-}
-
 void append_key(FrameGraphs::Key& key, const PlanarView& v) {
   key.insert(key.end(), {uintptr_t(v.format), uintptr_t(v.width), uintptr_t(v.height)});
   for (int i = 0; i < 3; ++i) key.insert(key.end(), {reinterpret_cast<uintptr_t>(v.plane[i]), v.pitch[i]});
