@@ -6,6 +6,8 @@
 # and reports medians. SP_FLAGS replaces stylepipe's codec flags (default
 # "--hwdec none --encoder software"; "" measures the defaults). CONFIG
 # replaces the chain (default configs/identity.yaml: the codecs alone).
+# CLIP replaces the clean testsrc2 clip with another input (for example the
+# film-grain clip of scripts/make-bench-clip.sh, where the encoder works harder).
 # Usage: scripts/e2e-compare.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +18,7 @@ config=${CONFIG:-configs/identity.yaml}
 preset=${PRESET:-ultrafast}
 seconds=${CLIP_SECONDS:-20}
 read -r -a flags <<<"${SP_FLAGS---hwdec none --encoder software}"
-clip="$out/e2e_in_${seconds}s.mp4"
+clip=${CLIP:-$out/e2e_in_${seconds}s.mp4}
 [ -e "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 \
   -f lavfi -i sine=frequency=440:sample_rate=48000 -t "$seconds" -c:v libx264 -preset veryfast -pix_fmt yuv420p \
   -c:a aac "$clip"
@@ -31,5 +33,5 @@ done
 ffm=$(printf '%s\n' "${ff[@]}" | median)
 spm=$(printf '%s\n' "${sp[@]}" | median)
 ratio=$(awk -v a="$spm" -v b="$ffm" 'BEGIN{printf "%.3f", a/b}')
-echo "e2e 1080p ${seconds} s x264 $preset, $config, stylepipe flags [${flags[*]}]: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
+echo "e2e $(basename "$clip") x264 $preset, $config, stylepipe flags [${flags[*]}]: ffmpeg ${ffm}s, stylepipe ${spm}s, ratio ${ratio} (runs: ffmpeg ${ff[*]}; stylepipe ${sp[*]})" \
   | tee "$out/e2e.txt"
