@@ -66,6 +66,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   // Device start-up (driver and context) overlaps with probing the input.
   std::future<Choice> device = std::async(std::launch::async, [&, log_context = thread_log_context()] {
     set_thread_log_context(log_context);
+    name_this_thread("sp-device");
     Choice backend = select_backend(options.backend);
     if (backend.name == "cuda") start_cuda_context();
     log_debug("device ready");

@@ -288,6 +288,7 @@ std::thread Transcoder::release_device_early(const MediaReader& reader) {
   if (backend_ != Backend::cuda || reader.hardware_decoder_attached() || (writer_ && writer_->takes_device_pictures()))
     return {};
   return std::thread([this] {
+    name_this_thread("sp-teardown");
     try {
       pool_.trim_all();
       if (pool_.stats().buffers_live != 0) return;
@@ -321,10 +322,12 @@ int Transcoder::run(MediaReader& reader) {
     const std::string log_context = thread_log_context();
     std::thread read_thread([&] {
       set_thread_log_context(log_context);
+      name_this_thread("sp-read");
       read_loop(reader);
     });
     std::thread write_thread([&] {
       set_thread_log_context(log_context);
+      name_this_thread("sp-write");
       write_loop();
     });
     try {

@@ -1,5 +1,7 @@
 #include "pipeline/log.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -42,6 +44,12 @@ thread_local std::string t_context;
 
 void set_thread_log_context(std::string context) { t_context = std::move(context); }
 const std::string& thread_log_context() { return t_context; }
+
+void name_this_thread(const char* name) {
+  char truncated[16] = {};
+  std::snprintf(truncated, sizeof truncated, "%s", name);
+  pthread_setname_np(pthread_self(), truncated);  // a name is a courtesy: failure changes nothing
+}
 
 void log_line(LogLevel level, const std::string& text) {
   if (level > g_level || level == LogLevel::quiet) return;

@@ -37,6 +37,10 @@ void log_debug(fmt::format_string<Args...> f, Args&&... args) {
 void set_thread_log_context(std::string context);
 const std::string& thread_log_context();
 
+// Names the calling thread for top -H, perf and gdb ("sp-write"); the kernel
+// keeps 15 characters. Threads started from it inherit the name.
+void name_this_thread(const char* name);
+
 // The progress line on a TTY is redrawn in place; log lines erase it first.
 void set_status_line(const std::string& line);
 void clear_status_line();
