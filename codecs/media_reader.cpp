@@ -130,6 +130,14 @@ void MediaReader::release() {
   avformat_close_input(&format_);
 }
 
+void MediaReader::close_decoder() {
+  finished_ = true;
+  decode_log_.reset();  // stops watching before the context goes
+  decoded_.reset();
+  sws_.reset();
+  decoder_.reset();
+}
+
 const AVDictionary* MediaReader::metadata() const { return metadata_; }
 
 void MediaReader::open_input() {

@@ -280,16 +280,22 @@ void Transcoder::process_item(ReadItem& item, MediaReader& reader) {
   if (writer_) flush_ready(false);
 }
 
-// Once every picture has reached the encoder the GPU's part is over; its
-// teardown (~0.06 s for the context, more for pinned memory) then runs while
-// the encoder flushes and the trailer is written. Not while a codec still
-// works on the device, or an encoder still holds a pooled picture.
-std::thread Transcoder::release_device_early(const MediaReader& reader) {
-  if (backend_ != Backend::cuda || reader.hardware_decoder_attached() || (writer_ && writer_->takes_device_pictures()))
-    return {};
-  return std::thread([this] {
+// Once every picture has left the stages the GPU's part is over. Its
+// teardown runs while the writer drains its queue, the encoder flushes and the
+// trailer is written: first the decoder (NVDEC's session and surfaces,
+// 0.1-0.25 s), then, once the writes are done, the pool and the context
+// (~0.07 s). Not the context while an encoder works on the device or still
+// holds a pooled picture.
+std::thread Transcoder::start_device_teardown(MediaReader& reader, std::shared_future<void> writes_done) {
+  if (backend_ != Backend::cuda) return {};
+  const bool release_context = !(writer_ && writer_->takes_device_pictures());
+  return std::thread([this, &reader, writes_done, release_context] {
     name_this_thread("sp-teardown");
     try {
+      reader.close_decoder();
+      log_debug("decoder closed");
+      if (!release_context) return;
+      writes_done.wait();
       pool_.trim_all();
       if (pool_.stats().buffers_live != 0) return;
       release_cuda_context();
@@ -316,8 +322,17 @@ int Transcoder::run(MediaReader& reader) {
   }
   reserve_live_stats(reader);
   one_thread_ = options_.low_latency && options_.overflow == OverflowPolicy::block;
+  std::promise<void> writes_done;
+  std::thread device_teardown;
+  // The reader and the stages are done: what the GPU holds can start to go.
+  auto stages_done = [&] {
+    retire_engine();
+    stats_.pool = pool_.stats();
+    device_teardown = start_device_teardown(reader, writes_done.get_future().share());
+  };
   if (one_thread_) {
     live_loop(reader);
+    stages_done();
   } else {
     const std::string log_context = thread_log_context();
     std::thread read_thread([&] {
@@ -338,11 +353,10 @@ int Transcoder::run(MediaReader& reader) {
     read_queue_.close();
     write_queue_.close();
     read_thread.join();
+    stages_done();
     write_thread.join();
   }
-  retire_engine();
-  stats_.pool = pool_.stats();
-  std::thread gpu_teardown = release_device_early(reader);
+  writes_done.set_value();
   stats_.decoder = {reader.video().codec_name + (reader.decodes_on_device() ? " (nvdec)" : ""),
                     reader.software_decode_reason()};
   if (device_.valid()) {
@@ -362,7 +376,7 @@ int Transcoder::run(MediaReader& reader) {
       finish_error = std::current_exception();
     }
   }
-  if (gpu_teardown.joinable()) gpu_teardown.join();
+  if (device_teardown.joinable()) device_teardown.join();
   log_debug("output finalized");
   stats_.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   stats_.frames_dropped = int64_t(read_queue_.dropped());

@@ -95,7 +95,7 @@ class Transcoder {
   void forward(WriteItem item);
   void retire_engine();
   void connect_device_output();
-  std::thread release_device_early(const MediaReader& reader);
+  std::thread start_device_teardown(MediaReader& reader, std::shared_future<void> writes_done);
   void record_stage_counters(int lane);
 
   const TranscodeOptions& options_;
