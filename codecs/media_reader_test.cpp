@@ -45,6 +45,18 @@ ReadAll read_all(MediaReader& reader) {
   return r;
 }
 
+// md5 of a yuv420p picture's visible bytes, as ffmpeg's framemd5 gives it.
+std::string picture_md5(const PlanarView& v, const TempDir& dir) {
+  std::vector<uint8_t> tight;
+  for (int p = 0; p < 3; ++p) {
+    const int w = p ? (v.width + 1) / 2 : v.width, h = p ? (v.height + 1) / 2 : v.height;
+    for (int y = 0; y < h; ++y) tight.insert(tight.end(), v.plane[p] + y * v.pitch[p], v.plane[p] + y * v.pitch[p] + w);
+  }
+  const std::string file = dir.file("frame.yuv");
+  std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(tight.data()), std::streamsize(tight.size()));
+  return run("md5sum " + quote(file)).output.substr(0, 32);
+}
+
 void expect_times(const std::vector<int64_t>& pts, AVRational tb, const std::vector<double>& seconds) {
   ASSERT_EQ(pts.size(), seconds.size());
   for (size_t i = 0; i < pts.size(); ++i) EXPECT_NEAR(pts[i] * av_q2d(tb), seconds[i], 1e-3) << "frame " << i;
@@ -76,16 +88,31 @@ TEST(MediaReader, ConstantRateClipGivesEveryFrameWithItsTimeAndTheAudioPackets) 
     while (item.kind != MediaItem::Kind::video);
     const PlanarView v = item.frame.view();
     ASSERT_EQ(v.format, PixelFormat::yuv420p);
-    std::vector<uint8_t> tight;
-    for (int p = 0; p < 3; ++p) {
-      const int w = p ? (v.width + 1) / 2 : v.width, h = p ? (v.height + 1) / 2 : v.height;
-      for (int y = 0; y < h; ++y) tight.insert(tight.end(), v.plane[p] + y * v.pitch[p], v.plane[p] + y * v.pitch[p] + w);
-    }
-    const std::string file = dir.file("frame.yuv");
-    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(tight.data()), std::streamsize(tight.size()));
-    const auto sum = run("md5sum " + quote(file));
-    EXPECT_EQ(sum.output.substr(0, 32), md5[i]) << "frame " << i;
+    EXPECT_EQ(picture_md5(v, dir), md5[i]) << "frame " << i;
   }
+}
+
+// The transcoder closes the decoder while the writer still encodes what it
+// gave: pictures already delivered outlive it, and what was probed stays.
+TEST(MediaReader, ClosedDecoderEndsTheFramesAndPicturesAlreadyGivenStayIntact) {
+  TempDir dir;
+  const std::string clip = dir.file("in.mkv");
+  ffmpeg(picture_source("160x120", 25, "close") + " -t 1 -c:v libx264 -bf 2 -pix_fmt yuv420p " + clip);
+  const std::vector<std::string> md5 = frame_md5s(clip, "yuv420p");
+  ASSERT_EQ(md5.size(), 25u);
+  MediaReader reader(input(clip));
+  MediaItem kept;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(reader.next(kept));
+  ASSERT_EQ(kept.kind, MediaItem::Kind::video);
+  reader.close_decoder();
+  MediaItem after;
+  EXPECT_FALSE(reader.next(after));
+  EXPECT_EQ(after.kind, MediaItem::Kind::end);
+  EXPECT_EQ(reader.video().size, (Size{160, 120}));
+  EXPECT_EQ(reader.video().codec_name, "h264");
+  EXPECT_FALSE(reader.data_error());
+  ASSERT_EQ(kept.frame.view().format, PixelFormat::yuv420p);
+  EXPECT_EQ(picture_md5(kept.frame.view(), dir), md5[4]) << "the fifth picture, read after the close";
 }
 
 TEST(MediaReader, VariableFrameRateKeepsItsTimestamps) {
