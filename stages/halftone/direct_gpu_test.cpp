@@ -88,7 +88,7 @@ TEST(HalftoneDirectCuda, FastsumMatchesGpuDirect) {
   EXPECT_GT(err, 1e-8);  // two different algorithms: not bit-identical by accident
 }
 
-// The video bench's scale (1920x1080, ~250k dots, 24 neighbours at half ink):
+// The video bench's scale (1920x1080, ~250k dots, the stage's neighbours at half ink):
 // smaller oversampling shrinks the FFTs but amplifies the band edge in the
 // deconvolution (1 / c_k^2: ~1.5 at sigma 2, ~80 at 1.5, ~1600 at 1.25), so
 // float rounding on a grid this size is the risk. GPU direct is the oracle.
@@ -98,7 +98,7 @@ TEST(HalftoneDirectCuda, SmallerOversamplingKeepsTheAccuracyAtVideoScale) {
   const int w = 1920, h = 1080, count = 250000;
   const auto pts = ink_points(test::synthetic_photo(w, h, rng), count, rng);
   FastsumSettings s;
-  s.near_radius_px = std::sqrt(24.0 / (M_PI * 0.5 * 0.25));  // the stage's rule at dots_per_pixel 0.25
+  s.near_radius_px = std::sqrt(kDefaultNearNeighbours / (M_PI * 0.5 * 0.25));  // the stage's rule at dots_per_pixel 0.25
   double at_two = 0;
   for (const double sigma : {2.0, 1.5, 1.25}) {
     s.sigma = sigma;

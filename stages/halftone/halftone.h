@@ -20,6 +20,12 @@ namespace sp::halftone {
 // Colour stippling: one dot set per channel (halftone_colour.h).
 enum class ColourMode { mono, cmy, rgb };
 
+// Neighbours inside the near-field radius eps_I: it sets the FFT grid (N ~ 1 /
+// eps_I). At 1080p video 32 is the fastest (2.11 ms a frame against 2.31 at 24:
+// the grid 3600 -> 3000, a third more near pairs); the forces keep the seed's
+// accuracy (HalftoneFastsum.CheaperGridsStayAccurate). docs/perf.md, halftone v10.
+inline constexpr double kDefaultNearNeighbours = 32;
+
 struct HalftoneSettings {
   double dots_per_pixel = 0.25;  // dots per unit of ink (a fully inked pixel is 1)
   int dots = 0;                  // explicit dot count; 0 = from the ink sum
@@ -32,7 +38,7 @@ struct HalftoneSettings {
   int shake_every = 10;          // shake on every k-th iteration (cold start only)
   uint64_t seed = 1;
   FastsumSettings fastsum;       // m, p, sigma; near radius from near_neighbours
-  double near_neighbours = 24;   // mean neighbours within eps_I at the reference density
+  double near_neighbours = kDefaultNearNeighbours;  // mean neighbours within eps_I at the reference density
   double dot_radius = 0;         // pixels; 0 = disc of area 1 / dots_per_pixel
   std::array<double, 3> background = {255, 255, 255};
   std::array<double, 3> dot_color = {0, 0, 0};

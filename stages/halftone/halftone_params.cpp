@@ -59,7 +59,7 @@ std::vector<ParamSpec> halftone_table() {
       row("oversampling", T::number, 1.25, 1.25, 4.0,
           "NFFT oversampling sigma = n / N of the FFT grid. At m = 5 the forces are as accurate at 1.25 as at the "
           "seed's 2 (1.5e-6 relative to direct summation at 1080p), on a grid 0.39x the size."),
-      row("near_neighbours", T::number, 24.0, 4.0, 400.0,
+      row("near_neighbours", T::number, kDefaultNearNeighbours, 4.0, 400.0,
           "Mean number of neighbours inside the near-field radius eps_I at half ink (sets N: more neighbours, "
           "smaller FFT)."),
       row("dot_radius", T::number, 0.0, 0.0, 100.0,

@@ -50,10 +50,10 @@ inline std::vector<T> to_host(const T* d, size_t n) {
 #endif
 
 // A fast-summation plan (m = p = 5) for `count` dots on a w x h frame, with
-// ~24 neighbours inside the near-field radius as the stage chooses it.
+// the stage's neighbours inside the near-field radius, as it chooses it.
 inline FastsumPlan test_fastsum_plan(int w, int h, int count) {
   FastsumSettings s;
-  s.near_radius_px = std::sqrt(24.0 / (M_PI * count / (w * h)));
+  s.near_radius_px = std::sqrt(kDefaultNearNeighbours / (M_PI * count / (w * h)));
   return make_fastsum_plan(w, h, s);
 }
 

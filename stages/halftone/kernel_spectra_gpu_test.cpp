@@ -42,9 +42,9 @@ double relative_max_error(const std::vector<float2>& device, const std::vector<f
 
 TEST(HalftoneCuda, KernelQuadrantMadeOnDeviceMatchesHost) {
   SP_REQUIRE_CUDA();
-  // The stage's near radius at its defaults (near_neighbours 24 at half ink
-  // of dots_per_pixel 0.25) gives N = 2828 at 1920x1080.
-  const double stage_radius = std::sqrt(24.0 / (M_PI * 0.125));
+  // The stage's near radius at its defaults (near_neighbours at half ink of
+  // dots_per_pixel 0.25) gives its N at 1920x1080.
+  const double stage_radius = std::sqrt(kDefaultNearNeighbours / (M_PI * 0.125));
   for (auto [w, h, radius] : {std::tuple{131, 77, 4.0}, std::tuple{1920, 1080, stage_radius}}) {
     SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h));
     FastsumSettings s;

@@ -34,7 +34,7 @@ TEST(HalftoneLookupMapCuda, NearFieldMatchesCellTable) {
   const int count = int(pts.size());
   const double density = double(count) / (w * h);
   FastsumSettings s;
-  s.near_radius_px = std::sqrt(24.0 / (M_PI * density));
+  s.near_radius_px = std::sqrt(kDefaultNearNeighbours / (M_PI * density));
   const FastsumPlan plan = make_fastsum_plan(w, h, s);
 
   BufferPool pool;
