@@ -21,10 +21,12 @@ namespace sp::halftone {
 enum class ColourMode { mono, cmy, rgb };
 
 // Neighbours inside the near-field radius eps_I: it sets the FFT grid (N ~ 1 /
-// eps_I). At 1080p video 32 is the fastest (2.11 ms a frame against 2.31 at 24:
-// the grid 3600 -> 3000, a third more near pairs); the forces keep the seed's
-// accuracy (HalftoneFastsum.CheaperGridsStayAccurate). docs/perf.md, halftone v10.
-inline constexpr double kDefaultNearNeighbours = 32;
+// eps_I), and the near field grows as it. At 1080p video 36 is about the
+// fastest (2.03 ms a frame against 2.31 at 24: the grid 3600 -> 2916, 1.5x the
+// near pairs; the FFT size's factors matter as much, 40 gives 2.20); the forces
+// keep the seed's accuracy (HalftoneFastsum.CheaperGridsStayAccurate).
+// docs/perf.md, halftone v10.
+inline constexpr double kDefaultNearNeighbours = 36;
 
 struct HalftoneSettings {
   double dots_per_pixel = 0.25;  // dots per unit of ink (a fully inked pixel is 1)
