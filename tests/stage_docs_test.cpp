@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -12,6 +14,7 @@
 #include "pipeline/stage.h"
 #include "pipeline/stage_docs.h"
 #include "tests/config_test_stages.h"
+#include "tests/e2e_util.h"
 
 namespace sp {
 namespace {
@@ -281,6 +284,20 @@ TEST(StageDocsTest, EveryRegisteredTableIsConsistent) {
       ADD_FAILURE() << e.what();
     }
   }
+}
+
+// README's stage reference is what `stylepipe stages --markdown` prints: a
+// default or a doc line changed in a table shows here until it is pasted in.
+TEST(StageDocsTest, ReadmeStageReferenceIsTheGeneratedOne) {
+  const test::CommandResult generated = test::run_command(test::shell_quote(test::stylepipe_binary()) + " stages --markdown");
+  ASSERT_EQ(generated.exit_code, 0) << generated.output;
+  for (const auto& folder : std::filesystem::directory_iterator(test::source_dir() + "/stages"))
+    if (generated.output.find("### `" + folder.path().filename().string() + "`") == std::string::npos)
+      GTEST_SKIP() << "this build leaves out the stage " << folder.path().filename() << " (STYLEPIPE_EXCLUDE_STAGES)";
+  std::ifstream in(test::source_dir() + "/README.md");
+  const std::string readme{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_NE(readme.find(generated.output), std::string::npos)
+      << "README.md's stage reference differs from `stylepipe stages --markdown`: paste that output in";
 }
 
 }  // namespace
