@@ -285,10 +285,12 @@ void Transcoder::process_item(ReadItem& item, MediaReader& reader) {
 // trailer is written: first the decoder (NVDEC's session and surfaces,
 // 0.1-0.25 s), then, once the writes are done, the pool and the context
 // (~0.07 s). Not the context while an encoder works on the device or still
-// holds a pooled picture.
+// holds a pooled picture, nor after NVDEC: pictures it decoded may outlive the
+// run (a failed run leaves some in the read queue), and the context must
+// outlive them.
 std::thread Transcoder::start_device_teardown(MediaReader& reader, std::shared_future<void> writes_done) {
   if (backend_ != Backend::cuda) return {};
-  const bool release_context = !(writer_ && writer_->takes_device_pictures());
+  const bool release_context = !reader.hardware_decoder_attached() && !(writer_ && writer_->takes_device_pictures());
   return std::thread([this, &reader, writes_done, release_context] {
     name_this_thread("sp-teardown");
     try {
