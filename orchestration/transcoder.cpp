@@ -328,9 +328,13 @@ int Transcoder::run(MediaReader& reader) {
   std::thread device_teardown;
   // The reader and the stages are done: what the GPU holds can start to go.
   auto stages_done = [&] {
-    retire_engine();
-    stats_.pool = pool_.stats();
-    device_teardown = start_device_teardown(reader, writes_done.get_future().share());
+    try {
+      retire_engine();
+      stats_.pool = pool_.stats();
+      device_teardown = start_device_teardown(reader, writes_done.get_future().share());
+    } catch (...) {
+      failure_.set(std::current_exception());  // the writer thread still gets joined
+    }
   };
   if (one_thread_) {
     live_loop(reader);
