@@ -330,7 +330,6 @@ int Transcoder::run(MediaReader& reader) {
   auto stages_done = [&] {
     try {
       retire_engine();
-      stats_.pool = pool_.stats();
       device_teardown = start_device_teardown(reader, writes_done.get_future().share());
     } catch (...) {
       failure_.set(std::current_exception());  // the writer thread still gets joined
@@ -362,6 +361,7 @@ int Transcoder::run(MediaReader& reader) {
     stages_done();
     write_thread.join();
   }
+  stats_.pool = pool_.stats();  // before the teardown may trim it
   writes_done.set_value();
   stats_.decoder = {reader.video().codec_name + (reader.decodes_on_device() ? " (nvdec)" : ""),
                     reader.software_decode_reason()};
