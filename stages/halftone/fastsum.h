@@ -89,8 +89,9 @@ class FastsumCpu {
   FastsumCpu& operator=(const FastsumCpu&) = delete;
 
   // Stable counting sort of the particles by cell (in place), filling the
-  // cell table the near field reads. Call before forces().
-  void sort(float2* pos, int count);
+  // cell table the near field reads. Call before forces(). `carried`
+  // (optional, count entries) is permuted as the particles are.
+  void sort(float2* pos, int count, float2* carried = nullptr);
   // Repulsive forces (pixel units) of sorted particles: far + near field.
   void forces(const float2* pos, int count, float2* force);
   void far_field(const float2* pos, int count, float2* force);

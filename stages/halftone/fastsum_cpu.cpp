@@ -49,7 +49,7 @@ FastsumCpu::~FastsumCpu() {
   fftwf_free(field_);
 }
 
-void FastsumCpu::sort(float2* pos, int count) {
+void FastsumCpu::sort(float2* pos, int count, float2* carried) {
   const FastsumPlan& p = plan_;
   const float icw = 1.f / p.cell_w, ich = 1.f / p.cell_h;
   std::fill(cell_start_.begin(), cell_start_.end(), 0);
@@ -59,8 +59,12 @@ void FastsumCpu::sort(float2* pos, int count) {
   }
   for (int c = 0; c < p.cells(); ++c) cell_start_[c + 1] += cell_start_[c];
   std::vector<int> next(cell_start_.begin(), cell_start_.end() - 1);
-  for (int i = 0; i < count; ++i) sorted_[next[cell_key_[i]]++] = pos[i];
-  std::copy(sorted_.begin(), sorted_.begin() + count, pos);
+  for (int i = 0; i < count; ++i) cell_key_[i] = next[cell_key_[i]]++;  // now the slot
+  for (float2* values : {pos, carried}) {
+    if (!values) continue;
+    for (int i = 0; i < count; ++i) sorted_[cell_key_[i]] = values[i];
+    std::copy(sorted_.begin(), sorted_.begin() + count, values);
+  }
 }
 
 void FastsumCpu::window_weights_at(const float2* pos, int count) {

@@ -54,6 +54,8 @@ class FastsumGpu {
   }
 
   const int* cell_start() const { return cell_start_; }
+  // The last sort's permutation: sorted[slot] = pos[sort_origin()[slot]].
+  const int* sort_origin() const { return origin_; }
   const DevicePlan& device_plan() const { return dp_; }
   int particle_blocks() const { return particle_blocks_; }
 

@@ -42,6 +42,7 @@ struct HalftoneSettings {
   FastsumSettings fastsum;       // m, p, sigma; near radius from near_neighbours
   double near_neighbours = kDefaultNearNeighbours;  // mean neighbours within eps_I at the reference density
   double dot_radius = 0;         // pixels; 0 = disc of area 1 / dots_per_pixel
+  double hold_distance = 0;      // warm frames: a dot stays drawn where it was until it moves this far (pixels)
   std::array<double, 3> background = {255, 255, 255};
   std::array<double, 3> dot_color = {0, 0, 0};
   std::string points_out;        // "" = none; .svg or .csv; "%d" is replaced by the frame index
@@ -97,6 +98,9 @@ class HalftoneStage final : public Stage {
 #if STYLEPIPE_HAS_CUDA
   // exact: sums that repeat to the bit (the warm frames then launch one by one).
   void advance_cuda(const RgbaView& in, cudaStream_t stream, bool warm_graph, bool exact);
+  // hold_distance: the drawn places follow the last sort's permutation; at
+  // the frame's end (settle, before frames_done_ counts it) they are held or moved.
+  void carry_drawn_through_sort(const int* count, bool settle, cudaStream_t stream);
 #endif
   // Where a frame at `time_seconds` stands against the seams (handover.h).
   struct SeamStep {
@@ -117,6 +121,8 @@ class HalftoneStage final : public Stage {
   // Within the lag budget (far_field_lag) they moved a fraction of a cell since,
   // so a pair the stale table misses is near the cut-off, where the near field
   // goes to 0. Direct repulsion has no far field to lag.
+  // hold_distance: the dots are drawn from their own array (Cpu/Cuda::drawn).
+  bool holds_dots() const { return settings_.hold_distance > 0; }
   bool lagged_iteration(bool warm, int k) const {
     return !settings_.direct && warm && k % settings_.far_field_every != 0;
   }

@@ -3,6 +3,7 @@
 // numbers are computed by one device thread, and points_out is written by a
 // host callback queued on the stream.
 #include <cub/block/block_reduce.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
@@ -55,6 +56,15 @@ struct HalftoneStage::Cuda {
   float2* pos = nullptr;
   float2* sorted = nullptr;
   float2* force = nullptr;
+  // hold_distance: where each dot is drawn, in pos's order, and its copy
+  // through a sort (the particles' permutation, FastsumGpu::sort_origin).
+  float2* drawn = nullptr;
+  float2* drawn_sorted = nullptr;
+  // Warm births: the ink's growth per pixel and its inclusive prefix sums.
+  double* growth = nullptr;
+  double* growth_cdf = nullptr;
+  void* scan_temp = nullptr;
+  size_t scan_bytes = 0;
   uint8_t* keep = nullptr;
   int* kept = nullptr;
   FrameNumbers* numbers = nullptr;
@@ -148,11 +158,37 @@ __global__ void mark_survivors(const float2* pos, const FrameNumbers* previous, 
     keep[i] = i < m && keep_particle(pos[i], ink, old_ink, w, h, seed, uint32_t(i));
 }
 
-__global__ void births(const FrameNumbers* f, const float* ink, const float* old_ink, int w, int h, uint64_t seed,
-                       float2* pos) {
+__global__ void ink_growth_of(const float* ink, const float* old_ink, size_t pixels, double* growth) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < pixels; i += size_t(gridDim.x) * blockDim.x)
+    growth[i] = ink_growth(ink, old_ink, i);
+}
+
+// growth_cdf: warm frames (births where the ink grew, while it grew at all).
+__global__ void births(const FrameNumbers* f, const float* ink, const double* growth_cdf, int w, int h, uint64_t seed,
+                       float2* pos, float2* drawn) {
   const int lo = f->kept, hi = f->count;
-  for (int i = lo + blockIdx.x * blockDim.x + threadIdx.x; i < hi; i += gridDim.x * blockDim.x)
-    pos[i] = sample_particle(ink, old_ink, w, h, seed, kStreamInit, uint32_t(i));
+  const bool by_growth = growth_cdf && growth_cdf[size_t(w) * h - 1] > 0;
+  for (int i = lo + blockIdx.x * blockDim.x + threadIdx.x; i < hi; i += gridDim.x * blockDim.x) {
+    pos[i] = by_growth ? sample_by_growth(growth_cdf, w, h, seed, uint32_t(i))
+                       : sample_particle(ink, w, h, seed, kStreamInit, uint32_t(i));
+    if (drawn) drawn[i] = pos[i];
+  }
+}
+
+// drawn_sorted[slot] = drawn[origin[slot]]: the drawn places follow a sort.
+__global__ void carry_drawn(const int* origin, const int* count, const float2* drawn, float2* drawn_sorted) {
+  const int m = *count;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x)
+    drawn_sorted[i] = drawn[origin[i]];
+}
+
+// After a sort: the carried places back; at a frame's end (settle) each
+// held or moved to its particle (pos, sorted by then).
+__global__ void settle_drawn(const float2* pos, const float2* drawn_sorted, const int* count, bool settle, float hold,
+                             float2* drawn) {
+  const int m = *count;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x)
+    drawn[i] = settle ? drawn_position(pos[i], drawn_sorted[i], hold) : drawn_sorted[i];
 }
 
 // moved_partials (warm frames): each block's sum of its dots' squared moves.
@@ -325,6 +361,13 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   c.sorted = scratch.allocate_array<float2>(capacity_);
   c.force = scratch.allocate_array<float2>(capacity_);
   c.keep = scratch.allocate_array<uint8_t>(capacity_);
+  c.drawn = holds_dots() ? scratch.allocate_array<float2>(capacity_) : nullptr;
+  c.drawn_sorted = holds_dots() ? scratch.allocate_array<float2>(capacity_) : nullptr;
+  c.growth = scratch.allocate_array<double>(pixels);
+  c.growth_cdf = scratch.allocate_array<double>(pixels);
+  c.scan_bytes = 0;
+  SP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, c.scan_bytes, c.growth, c.growth_cdf, pixels));
+  c.scan_temp = scratch.allocate(std::max<size_t>(c.scan_bytes, 16));
   c.moved_partials = scratch.allocate_array<double>(c.fastsum.particle_blocks());
   c.kept = scratch.allocate_array<int>(1);
   c.numbers = scratch.allocate_array<FrameNumbers>(1);
@@ -336,9 +379,9 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
 
 namespace {
 
-CellGrid cell_grid(const FastsumGpu& fastsum) {
+CellGrid cell_grid(const FastsumGpu& fastsum, float stray) {
   const DevicePlan& p = fastsum.device_plan();
-  return {fastsum.cell_start(), p.cells_x, p.cells_y, p.cell_w, p.cell_h};
+  return {fastsum.cell_start(), p.cells_x, p.cells_y, p.cell_w, p.cell_h, stray};
 }
 
 }  // namespace
@@ -358,18 +401,21 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   Profile& pr = c.profile;
   const dim3 grid((size_.width + kThreads - 1) / kThreads, size_.height);
   const RenderParams rp = render_params(settings_, dot_radius_);
+  const float stray = float(settings_.hold_distance);
+  const auto dots = [&](const Cuda& of) { return holds_dots() ? of.drawn : of.pos; };
   if (step.handing_over) {
     const Cuda& next = *next_->cuda_;
-    render_handover<<<grid, kThreads, 0, stream>>>(out, c.pos, cell_grid(c.fastsum), next.pos,
-                                                   cell_grid(next.fastsum), rp, handover_field(step.threshold));
+    render_handover<<<grid, kThreads, 0, stream>>>(out, dots(c), cell_grid(c.fastsum, stray), dots(next),
+                                                   cell_grid(next.fastsum, stray), rp, handover_field(step.threshold));
   } else {
-    render<<<grid, kThreads, 0, stream>>>(out, c.pos, cell_grid(c.fastsum), rp);
+    render<<<grid, kThreads, 0, stream>>>(out, dots(c), cell_grid(c.fastsum, stray), rp);
   }
   SP_CUDA_CHECK_LAUNCH();
   pr.record(kEnd, stream);
   pr.end_frame(frames_done_ > 1 ? -1 : settings_.iterations);
   if (!settings_.points_out.empty()) {
-    SP_CUDA_CHECK(cudaMemcpyAsync(c.points_host, c.pos, sizeof(float2) * capacity_, cudaMemcpyDeviceToHost, stream));
+    SP_CUDA_CHECK(
+        cudaMemcpyAsync(c.points_host, dots(c), sizeof(float2) * capacity_, cudaMemcpyDeviceToHost, stream));
     PointsJob& job = c.jobs[c.next_job];
     c.next_job = (c.next_job + 1) % kPointsRing;
     job = {&c.sink, frame.index};
@@ -396,11 +442,21 @@ void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool w
     SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.select_temp, c.select_bytes, c.pos, c.keep, c.sorted, c.kept, capacity_,
                                              stream));
     SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
+    if (c.drawn) {
+      SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.select_temp, c.select_bytes, c.drawn, c.keep, c.drawn_sorted, c.kept,
+                                               capacity_, stream));
+      SP_CUDA_CHECK(cudaMemcpyAsync(c.drawn, c.drawn_sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice,
+                                    stream));
+    }
+    const size_t pixels = size_t(w) * h;
+    ink_growth_of<<<blocks, kThreads, 0, stream>>>(c.ink, c.old_ink, pixels, c.growth);
+    SP_CUDA_CHECK_LAUNCH();
+    SP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(c.scan_temp, c.scan_bytes, c.growth, c.growth_cdf, pixels, stream));
   }
   decide_frame<<<1, 1, 0, stream>>>(c.row_sums, h, count_rule(settings_, capacity_), warm ? c.kept : nullptr,
                                     warm ? settings_.video_iterations : settings_.iterations, c.numbers);
   SP_CUDA_CHECK_LAUNCH();
-  births<<<blocks, kThreads, 0, stream>>>(c.numbers, c.ink, warm ? c.old_ink : nullptr, w, h, seed, c.pos);
+  births<<<blocks, kThreads, 0, stream>>>(c.numbers, c.ink, warm ? c.growth_cdf : nullptr, w, h, seed, c.pos, c.drawn);
   SP_CUDA_CHECK_LAUNCH();
   pr.record(kSetup, stream);
   c.attraction.compute(c.ink, c.numbers, c.field_x, c.field_y, stream);
@@ -416,7 +472,10 @@ void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool w
     const bool lagged = lagged_iteration(warm, k);
     // A lagged iteration moves the dots in place, in the last sort's order.
     float2* at = lagged ? c.pos : c.sorted;
-    if (!lagged) c.fastsum.sort(c.pos, c.sorted, active, s);
+    if (!lagged) {
+      c.fastsum.sort(c.pos, c.sorted, active, s);
+      carry_drawn_through_sort(active, false, s);
+    }
     if (timed) pr.record(kSort, s);
     if (settings_.direct) {
       // The profile books the whole direct sum as the near field.
@@ -472,9 +531,22 @@ void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool w
   pr.record(kIterated, stream);
   c.fastsum.sort(c.pos, c.sorted, count, stream);
   SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
+  carry_drawn_through_sort(count, true, stream);
   std::swap(c.ink, c.old_ink);
   ++frames_done_;
   SP_CUDA_CHECK(cudaMemcpyAsync(c.numbers_host, c.numbers, sizeof(FrameNumbers), cudaMemcpyDeviceToHost, stream));
+}
+
+void HalftoneStage::carry_drawn_through_sort(const int* count, bool settle, cudaStream_t stream) {
+  Cuda& c = *cuda_;
+  if (!c.drawn) return;
+  const int blocks = c.fastsum.particle_blocks();
+  carry_drawn<<<blocks, kThreads, 0, stream>>>(c.fastsum.sort_origin(), count, c.drawn, c.drawn_sorted);
+  SP_CUDA_CHECK_LAUNCH();
+  // A cold frame draws every dot where its particle is (hold 0).
+  const float hold = frames_done_ > 0 ? float(settings_.hold_distance) : 0.f;
+  settle_drawn<<<blocks, kThreads, 0, stream>>>(c.pos, c.drawn_sorted, count, settle, hold, c.drawn);
+  SP_CUDA_CHECK_LAUNCH();
 }
 
 std::vector<float2> HalftoneStage::particles_cuda() const {

@@ -241,5 +241,31 @@ TEST(HalftoneCuda, WarmStartAndPointsOut) {
   std::remove(path.c_str());
 }
 
+// Warm births by the ink's growth (a CUB scan and a binary search on the
+// device) and held dots (carried through every sort by its permutation):
+// the same counts, stillness and tone as the CPU, frame after frame.
+TEST(HalftoneCuda, GrowthBirthsAndHeldDotsTrackCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 6);
+  const PatchClip clip = patch_clip(160, 120, 12, rng);
+  const Params p = held_video_params(0.3);
+  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
+  StageRunner rc(cpu, 160, 120, Backend::cpu), rg(gpu, 160, 120, Backend::cuda);
+  std::vector<HostImage> out_cpu, out_gpu;
+  for (size_t f = 0; f < clip.frames.size(); ++f) {
+    out_cpu.push_back(rc.process(clip.frames[f], int64_t(f)));
+    out_gpu.push_back(rg.process(clip.frames[f], int64_t(f)));
+    EXPECT_EQ(gpu.numbers().count, cpu.numbers().count) << "frame " << f;
+    EXPECT_NEAR(gpu.numbers().kept, cpu.numbers().kept, 0.02 * cpu.numbers().count + 2) << "frame " << f;
+  }
+  const double still_cpu = still_share(clip, out_cpu, 12.f), still_gpu = still_share(clip, out_gpu, 12.f);
+  const double error_cpu = mean_blurred_error(clip.frames, out_cpu), error_gpu = mean_blurred_error(clip.frames, out_gpu);
+  std::printf("still share cpu %.3f, cuda %.3f; blurred error %.4f / %.4f\n", still_cpu, still_gpu, error_cpu,
+              error_gpu);
+  EXPECT_NEAR(still_gpu, still_cpu, 0.03);
+  EXPECT_GT(still_gpu, 0.8);
+  EXPECT_LT(error_gpu, 1.2 * error_cpu + 0.002);
+}
+
 }  // namespace
 }  // namespace sp::halftone

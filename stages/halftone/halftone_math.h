@@ -61,6 +61,14 @@ SP_HD float squared_move(float2 from, float2 to) {
   return dx * dx + dy * dy;
 }
 
+// Where a warm frame draws a dot (hold_distance): where the last frame drew
+// it, until its particle has moved more than `hold` pixels from there. A dot
+// the relaxation only nudges then repeats to the pixel, which an encoder
+// codes as a skipped block; one that follows the picture moves with it.
+SP_HD float2 drawn_position(float2 particle, float2 last_drawn, float hold) {
+  return squared_move(last_drawn, particle) > hold * hold ? particle : last_drawn;
+}
+
 // Whether a warm frame iterates again after `done` iterations whose last moved
 // the dots by sum_sq_move (px^2, summed over the count dots): a frame stops at
 // max iterations, or once the dots' RMS move falls under tolerance dot spacings
@@ -195,22 +203,39 @@ namespace sp::halftone {
 constexpr int kSampleTries = 256;
 
 // Rejection sampling of one dot for `slot`: uniform candidates accepted with
-// probability ink(x). With `old_ink` (warm start) the first tries accept by
-// the ink's growth, so births go where the frame got darker.
-SP_HD float2 sample_particle(const float* ink, const float* old_ink, int w, int h, uint64_t seed, uint32_t stream,
-                             uint32_t slot) {
+// probability ink(x) (a cold start's dots; warm births: sample_by_growth).
+SP_HD float2 sample_particle(const float* ink, int w, int h, uint64_t seed, uint32_t stream, uint32_t slot) {
   float2 p = {0.5f * w, 0.5f * h};
   for (int t = 0; t < kSampleTries; ++t) {
     const uint64_t a = rng_bits(seed, stream, slot, uint32_t(t));
     p.x = clamp_coord(unit_float(a) * float(w), w);
     p.y = clamp_coord(unit_float(a << 24) * float(h), h);
     const float u = unit_float(rng_bits(seed, stream + 16, slot, uint32_t(t)));
-    const float now = darkness_at(ink, w, h, p.x, p.y);
-    float accept = now;
-    if (old_ink && t < kSampleTries / 4) accept = fminf(fmaxf(8.f * (now - darkness_at(old_ink, w, h, p.x, p.y)), 0.f), 1.f);
-    if (u < accept) return p;
+    if (u < darkness_at(ink, w, h, p.x, p.y)) return p;
   }
   return p;
+}
+
+// Ink growth of a warm-started frame at pixel i: where its births go.
+SP_HD float ink_growth(const float* ink, const float* old_ink, size_t i) { return fmaxf(ink[i] - old_ink[i], 0.f); }
+
+// A warm-started frame's birth for `slot`: pixel i with probability
+// growth_i / total, from the inclusive prefix sums `growth_cdf` of
+// ink_growth (total > 0), at a uniform place inside it. The dots are born
+// where the picture got darker, not scattered over still regions, where each
+// would push its neighbours aside.
+SP_HD float2 sample_by_growth(const double* growth_cdf, int w, int h, uint64_t seed, uint32_t slot) {
+  const size_t pixels = size_t(w) * h;
+  const uint64_t a = rng_bits(seed, kStreamAdd, slot, 0), b = rng_bits(seed, kStreamAdd, slot, 1);
+  const double target = double(a >> 11) * (1.0 / 9007199254740992.0) * growth_cdf[pixels - 1];
+  size_t lo = 0, hi = pixels - 1;  // the first pixel whose prefix sum exceeds target
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (growth_cdf[mid] > target) hi = mid; else lo = mid + 1;
+  }
+  // float(x) + u rounds up to x + 1 when u is within half an ulp of 1.
+  const auto inside = [](size_t cell, float u) { return fminf(float(cell) + u, nextafterf(float(cell + 1), 0.f)); };
+  return {inside(lo % size_t(w), unit_float(b)), inside(lo / size_t(w), unit_float(b << 24))};
 }
 
 // Warm start: a dot survives with probability new ink / old ink at its place.
@@ -257,13 +282,16 @@ struct CellGrid {
   const int* cell_start;
   int cells_x, cells_y;
   float cell_w, cell_h;
+  // How far a drawn dot may lie outside the cell its particle sorted into:
+  // a held dot (hold_distance) stays drawn up to that far from the particle.
+  float stray = 0.f;
 };
 
 template <class Visible>
 SP_HD float disc_cover(int x, int y, const float2* pos, const CellGrid& g, float radius, Visible visible) {
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
   // disc_coverage is 0 from radius + 0.5 on; the margin covers rounding.
-  const float reach = radius + 0.5f + 1e-3f;
+  const float reach = radius + 0.5f + 1e-3f + g.stray;
   const int x0 = imax(int(floorf((px - reach) / g.cell_w)), 0), x1 = imin(int((px + reach) / g.cell_w), g.cells_x - 1);
   const int y0 = imax(int(floorf((py - reach) / g.cell_h)), 0), y1 = imin(int((py + reach) / g.cell_h), g.cells_y - 1);
   float cover = 0.f;

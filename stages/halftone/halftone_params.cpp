@@ -64,6 +64,12 @@ std::vector<ParamSpec> halftone_table() {
           "smaller FFT)."),
       row("dot_radius", T::number, 0.0, 0.0, 100.0,
           "Disc radius in pixels; 0 = area 1 / dots_per_pixel (a fully inked region is covered).", true),
+      row("hold_distance", T::number, 0.0, 0.0, 4.0,
+          "Video: a warm-started frame draws each dot where the last frame drew it until its particle has moved "
+          "more than this many pixels from there, then where the particle is. The particles are unchanged; only "
+          "what is drawn holds still. The relaxation's slow drift then no longer redraws every dot every frame: "
+          "still regions repeat to the pixel (less flicker, and blocks an encoder skips), moving ones follow the "
+          "picture. 0 = each dot where its particle is (docs/perf.md, halftone v11)."),
       row("background", T::number_list, std::vector<double>{255, 255, 255}, 0.0, 255.0,
           "Background colour R, G, B (0..255)."),
       row("dot_color", T::number_list, std::vector<double>{0, 0, 0}, 0.0, 255.0, "Dot colour R, G, B (0..255)."),
@@ -126,6 +132,7 @@ HalftoneSettings parse_halftone_params(const Params& p) {
   s.fastsum.sigma = p.get_number("oversampling");
   s.near_neighbours = p.get_number("near_neighbours");
   s.dot_radius = p.get_number("dot_radius");
+  s.hold_distance = p.get_number("hold_distance");
   s.background = colour(p.get_list("background"));
   s.dot_color = colour(p.get_list("dot_color"));
   s.points_out = p.get_string("points_out");

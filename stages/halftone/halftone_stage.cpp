@@ -22,7 +22,9 @@ struct HalftoneStage::Cpu {
   std::unique_ptr<FastsumCpu> fastsum;
   std::vector<float> ink, old_ink, field_x, field_y;
   std::vector<double> row_sums;
+  std::vector<double> growth_cdf;  // warm births: prefix sums of the ink's growth
   std::vector<float2> pos, force;
+  std::vector<float2> drawn;    // hold_distance: where each dot is drawn, in the particles' order
   std::vector<float> moved_sq;  // per dot, the last iteration's squared move
   std::vector<uint8_t> keep;
   std::vector<double> direct_x, direct_y;  // repulsion: direct (float64 sums)
@@ -89,9 +91,11 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     c.field_x.assign(n, 0.f);
     c.field_y.assign(n, 0.f);
     c.row_sums.assign(input.height, 0.0);
+    c.growth_cdf.assign(n, 0.0);
     c.pos.assign(capacity_, {0.f, 0.f});
     c.force.assign(capacity_, {0.f, 0.f});
     c.moved_sq.assign(capacity_, 0.f);
+    if (holds_dots()) c.drawn.assign(capacity_, {0.f, 0.f});
     c.keep.assign(capacity_, 0);
     if (settings_.direct) {
       c.direct_x.assign(capacity_, 0.0);
@@ -115,6 +119,13 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
 }
 
 namespace {
+
+// Inclusive prefix sums of ink_growth, in pixel order; returns the total.
+double growth_prefix_sums(const std::vector<float>& ink, const std::vector<float>& old_ink, std::vector<double>& cdf) {
+  double sum = 0;
+  for (size_t i = 0; i < ink.size(); ++i) cdf[i] = sum += ink_growth(ink.data(), old_ink.data(), i);
+  return sum;
+}
 
 InkScale ink_scale(const HalftoneSettings& s) {
   InkScale k;
@@ -157,7 +168,8 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
   const int w = size_.width, h = size_.height;
   const RenderParams rp = render_params(settings_, dot_radius_);
   const auto cells = [&](const Cpu& of) {
-    return CellGrid{of.fastsum->cell_start().data(), plan_.cells_x, plan_.cells_y, plan_.cell_w, plan_.cell_h};
+    return CellGrid{of.fastsum->cell_start().data(), plan_.cells_x, plan_.cells_y, plan_.cell_w, plan_.cell_h,
+                    float(settings_.hold_distance)};
   };
   const auto render_rows = [&](auto pixel) {
     parallel_for(h, [&](int y0, int y1) {
@@ -166,18 +178,19 @@ void HalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const F
     });
   };
   const CellGrid own = cells(c);
+  const auto dots = [&](const Cpu& of) { return holds_dots() ? of.drawn.data() : of.pos.data(); };
   if (step.handing_over) {
     const Cpu& next = *next_->cpu_;
     const CellGrid next_cells = cells(next);
     const HandoverField field = handover_field(step.threshold);
     render_rows([&](int x, int y) {
-      return render_handover_pixel(x, y, c.pos.data(), own, next.pos.data(), next_cells, rp, field);
+      return render_handover_pixel(x, y, dots(c), own, dots(next), next_cells, rp, field);
     });
   } else {
-    render_rows([&](int x, int y) { return render_pixel(x, y, c.pos.data(), own, rp); });
+    render_rows([&](int x, int y) { return render_pixel(x, y, dots(c), own, rp); });
   }
   if (!settings_.points_out.empty())
-    write_points(settings_.points_out, frame.index, c.pos.data(), c.numbers.count, size_, dot_radius_,
+    write_points(settings_.points_out, frame.index, dots(c), c.numbers.count, size_, dot_radius_,
                  settings_.background, settings_.dot_color);
 }
 
@@ -199,17 +212,25 @@ void HalftoneStage::advance_cpu(const RgbaView& in) {
   const CountRule rule = count_rule(settings_, capacity_);
   const uint64_t seed = frame_seed(settings_.seed, frames_done_);
   const bool warm = frames_done_ > 0;
+  const bool hold = holds_dots();
+  float2* drawn = hold ? c.drawn.data() : nullptr;
   int kept = 0;
   if (warm) {
     for (int i = 0; i < c.numbers.count; ++i)
-      if (keep_particle(c.pos[i], c.ink.data(), c.old_ink.data(), w, h, seed, uint32_t(i))) c.pos[kept++] = c.pos[i];
+      if (keep_particle(c.pos[i], c.ink.data(), c.old_ink.data(), w, h, seed, uint32_t(i))) {
+        if (hold) drawn[kept] = drawn[i];
+        c.pos[kept++] = c.pos[i];
+      }
   }
   c.numbers = frame_numbers(rule, ink_sum, kept, c.numbers);
   FrameNumbers& f = c.numbers;
-  const float* births_old = warm ? c.old_ink.data() : nullptr;
+  const bool by_growth = warm && f.count > f.kept && growth_prefix_sums(c.ink, c.old_ink, c.growth_cdf) > 0;
   parallel_for(std::max(0, f.count - f.kept), [&](int b, int e) {
-    for (int i = f.kept + b; i < f.kept + e; ++i)
-      c.pos[i] = sample_particle(c.ink.data(), births_old, w, h, seed, kStreamInit, uint32_t(i));
+    for (int i = f.kept + b; i < f.kept + e; ++i) {
+      c.pos[i] = by_growth ? sample_by_growth(c.growth_cdf.data(), w, h, seed, uint32_t(i))
+                           : sample_particle(c.ink.data(), w, h, seed, kStreamInit, uint32_t(i));
+      if (hold) drawn[i] = c.pos[i];
+    }
   }, 256);
 
   if (f.count > 0) {
@@ -221,7 +242,7 @@ void HalftoneStage::advance_cpu(const RgbaView& in) {
     int k = 0;
     for (double moved_sq = 0; keep_iterating(k, most, moved_sq, f.count, f.spacing, tolerance); ++k) {
       const bool lagged = lagged_iteration(warm, k);
-      if (!lagged) c.fastsum->sort(c.pos.data(), f.count);
+      if (!lagged) c.fastsum->sort(c.pos.data(), f.count, drawn);
       pr.lap(0);
       if (settings_.direct) {
         pr.lap(1);
@@ -260,7 +281,11 @@ void HalftoneStage::advance_cpu(const RgbaView& in) {
     }
     pr.iterations += k;
     pr.dots = f.count;
-    c.fastsum->sort(c.pos.data(), f.count);
+    c.fastsum->sort(c.pos.data(), f.count, drawn);
+    if (hold) {
+      const float distance = warm ? float(settings_.hold_distance) : 0.f;
+      for (int i = 0; i < f.count; ++i) drawn[i] = drawn_position(c.pos[i], drawn[i], distance);
+    }
   } else {
     c.fastsum->sort(c.pos.data(), 0);
   }

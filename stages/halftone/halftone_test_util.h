@@ -313,4 +313,53 @@ inline ClipQuality run_clip(const std::vector<test::HostImage>& clip, double tol
   return clip_quality(clip, video_clip_params(tolerance, far_field_every), backend);
 }
 
+// Video coherence helpers (hold_distance, warm births).
+// A still photo with one square of fresh noise every frame (as in testsrc2).
+struct PatchClip {
+  std::vector<test::HostImage> frames;
+  int x0 = 0, y0 = 0, side = 0;
+  bool near_patch(float x, float y, float margin) const {
+    return x > x0 - margin && x < x0 + side + margin && y > y0 - margin && y < y0 + side + margin;
+  }
+};
+
+inline PatchClip patch_clip(int w, int h, int frames, std::mt19937_64& rng) {
+  PatchClip clip;
+  clip.side = w / 6;
+  clip.x0 = int(rng() % uint64_t(w - clip.side));
+  clip.y0 = int(rng() % uint64_t(h - clip.side));
+  const test::HostImage still = test::synthetic_photo(w, h, rng);
+  for (int f = 0; f < frames; ++f) {
+    test::HostImage frame = still;
+    for (int y = clip.y0; y < clip.y0 + clip.side; ++y)
+      for (int x = clip.x0; x < clip.x0 + clip.side; ++x) {
+        const uint32_t v = uint32_t(rng() % 256);
+        frame.view().row32(y)[x] = 0xFF000000u | v | v << 8 | v << 16;
+      }
+    clip.frames.push_back(std::move(frame));
+  }
+  return clip;
+}
+
+inline Params held_video_params(double hold) {
+  Params p = video_clip_params(0.0, 3);
+  p.set("accuracy_m", int64_t(3));
+  p.set("hold_distance", hold);
+  return p;
+}
+
+// Share of the pixels away from the patch that repeat exactly from frame to
+// frame, over the measured frames.
+inline double still_share(const PatchClip& clip, const std::vector<test::HostImage>& outs, float margin) {
+  size_t same = 0, all = 0;
+  for (size_t f = kFirstMeasuredFrame; f < outs.size(); ++f)
+    for (int y = 0; y < outs[f].height; ++y)
+      for (int x = 0; x < outs[f].width; ++x) {
+        if (clip.near_patch(float(x), float(y), margin)) continue;
+        ++all;
+        same += outs[f].view().row32(y)[x] == outs[f - 1].view().row32(y)[x];
+      }
+  return double(same) / double(all);
+}
+
 }  // namespace sp::halftone
