@@ -16,8 +16,9 @@ namespace {
 
 constexpr double kFps = 25;
 
-Params seam_params(double seam_seconds) {
+Params seam_params(double seam_seconds, double hold) {
   Params p = halftone_default_params();
+  p.set("hold_distance", hold);
   p.set("iterations", int64_t(20));
   p.set("video_iterations", int64_t(6));
   p.set("seam_seconds", seam_seconds);
@@ -46,9 +47,10 @@ struct SeamRun {
 // Frames 0 .. seam_frame - 1 through the worker before the seam and through
 // a stage without seams; frames 0 .. end through the worker after it.
 SeamRun run_at_seam(const std::vector<test::HostImage>& clip, int seam_frame, double seam_seconds, Backend backend,
-                    std::vector<float2>* handed_over = nullptr, std::vector<float2>* started = nullptr) {
+                    std::vector<float2>* handed_over = nullptr, std::vector<float2>* started = nullptr,
+                    double hold = 0) {
   const double seam = seam_frame / kFps;
-  HalftoneStage before(parse_halftone_params(seam_params(seam_seconds))), after(before.settings()),
+  HalftoneStage before(parse_halftone_params(seam_params(seam_seconds, hold))), after(before.settings()),
       alone(before.settings());
   before.set_seams({std::nullopt, seam});
   after.set_seams({seam, std::nullopt});
@@ -104,6 +106,18 @@ TEST(HalftoneSeams, TheWorkerBeforeASeamRunsTheNextWorkersStateAndHandsOverToIt)
   expect_handover(run, seam_frame, seam_seconds);
 }
 
+// Held dots (hold_distance) are state too: the worker after the seam holds
+// them as the next state of the worker before it did, so the handover still
+// ends in the next worker's picture, to the pixel.
+TEST(HalftoneSeams, HeldDotsHandOverToTheNextWorkersPicture) {
+  std::mt19937_64 rng(test::fresh_seed() + 34);
+  const auto clip = panning_clip(96, 72, 16, 1, rng);
+  const int seam_frame = 10 + int(rng() % 3);
+  const SeamRun run = run_at_seam(clip, seam_frame, 0.2, Backend::cpu, nullptr, nullptr, 0.3);
+  expect_handover(run, seam_frame, 0.2);
+  EXPECT_EQ(equal_share(run.before[size_t(seam_frame) - 1], run.after[size_t(seam_frame) - 1]), 1.0);
+}
+
 TEST(HalftoneSeams, HandoverSharesAreSharesOfThePicture) {
   std::mt19937_64 rng(test::fresh_seed() + 32);
   const uint64_t seed = rng();
@@ -134,6 +148,15 @@ TEST(HalftoneSeamsCuda, TheWorkerBeforeASeamRunsTheNextWorkersStateAndHandsOverT
   // Outside handovers the device's float sums vary in order from run to run
   // (atomics): two single runs differ by a level in at most 1 % of the pixels.
   expect_handover(run, 20, 0.6, 1.0, 0.01);
+}
+
+TEST(HalftoneSeamsCuda, HeldDotsHandOverToTheNextWorkersPicture) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 35);
+  const auto clip = panning_clip(128, 96, 24, 1, rng);
+  const SeamRun run = run_at_seam(clip, 20, 0.6, Backend::cuda, nullptr, nullptr, 0.3);
+  expect_handover(run, 20, 0.6, 1.0, 0.01);
+  EXPECT_EQ(equal_share(run.before[19], run.after[19]), 1.0);
 }
 #endif
 
