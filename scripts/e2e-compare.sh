@@ -26,8 +26,9 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 timeit() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || echo "FAILED: $*" >&2; e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f\n", b-a}'; }
 ff=(); sp=()
 for i in $(seq 1 "${RUNS:-3}"); do
-  # A fresh file each time: overwriting the last run's output (GBs of dots)
-  # costs the writer ~0.55 s a GB of freed blocks (docs/perf.md, halftone v11).
+  # A fresh file each time: replacing the last run's output (GBs of dots)
+  # frees its blocks at the final rename, synchronously (the lent machine's
+  # ext4 is mounted with discard): 1.3-1.5 s for 2.5 GB (docs/perf.md, halftone v11).
   rm -f "$out/e2e_ffmpeg.mp4" "$out/e2e_stylepipe.mp4"
   ff+=("$(timeit ffmpeg -hide_banner -y -i "$clip" -c:v libx264 -preset "$preset" -crf 18 -c:a copy "$out/e2e_ffmpeg.mp4")")
   sp+=("$(timeit "$bin" run "$config" -i "$clip" -o "$out/e2e_stylepipe.mp4" -y "${flags[@]}" --codec libx264 \
