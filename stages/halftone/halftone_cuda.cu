@@ -175,6 +175,19 @@ __global__ void births(const FrameNumbers* f, const float* ink, const double* gr
   }
 }
 
+// The survivors (compacted into `survivors`) back into pos, the surplus
+// spread out (surplus_dropped); drawn likewise where dots are held.
+__global__ void close_up_survivors(const float2* survivors, const float2* drawn_survivors, const int* kept,
+                                   const FrameNumbers* f, float2* pos, float2* drawn) {
+  const int m = *kept, count = f->count;
+  for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < m; j += gridDim.x * blockDim.x) {
+    if (surplus_dropped(j, m, count)) continue;
+    const int slot = survivor_slot(j, m, count);
+    pos[slot] = survivors[j];
+    if (drawn) drawn[slot] = drawn_survivors[j];
+  }
+}
+
 // drawn_sorted[slot] = drawn[origin[slot]]: the drawn places follow a sort.
 __global__ void carry_drawn(const int* origin, const int* count, const float2* drawn, float2* drawn_sorted) {
   const int m = *count;
@@ -441,13 +454,9 @@ void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool w
     SP_CUDA_CHECK_LAUNCH();
     SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.select_temp, c.select_bytes, c.pos, c.keep, c.sorted, c.kept, capacity_,
                                              stream));
-    SP_CUDA_CHECK(cudaMemcpyAsync(c.pos, c.sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice, stream));
-    if (c.drawn) {
+    if (c.drawn)
       SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.select_temp, c.select_bytes, c.drawn, c.keep, c.drawn_sorted, c.kept,
                                                capacity_, stream));
-      SP_CUDA_CHECK(cudaMemcpyAsync(c.drawn, c.drawn_sorted, sizeof(float2) * capacity_, cudaMemcpyDeviceToDevice,
-                                    stream));
-    }
     const size_t pixels = size_t(w) * h;
     ink_growth_of<<<blocks, kThreads, 0, stream>>>(c.ink, c.old_ink, pixels, c.growth);
     SP_CUDA_CHECK_LAUNCH();
@@ -456,6 +465,10 @@ void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool w
   decide_frame<<<1, 1, 0, stream>>>(c.row_sums, h, count_rule(settings_, capacity_), warm ? c.kept : nullptr,
                                     warm ? settings_.video_iterations : settings_.iterations, c.numbers);
   SP_CUDA_CHECK_LAUNCH();
+  if (warm) {
+    close_up_survivors<<<blocks, kThreads, 0, stream>>>(c.sorted, c.drawn_sorted, c.kept, c.numbers, c.pos, c.drawn);
+    SP_CUDA_CHECK_LAUNCH();
+  }
   births<<<blocks, kThreads, 0, stream>>>(c.numbers, c.ink, warm ? c.growth_cdf : nullptr, w, h, seed, c.pos, c.drawn);
   SP_CUDA_CHECK_LAUNCH();
   pr.record(kSetup, stream);

@@ -224,6 +224,13 @@ void HalftoneStage::advance_cpu(const RgbaView& in) {
   }
   c.numbers = frame_numbers(rule, ink_sum, kept, c.numbers);
   FrameNumbers& f = c.numbers;
+  if (kept > f.count)  // slot <= j: in place, in order
+    for (int j = 0; j < kept; ++j) {
+      if (surplus_dropped(j, kept, f.count)) continue;
+      const int slot = survivor_slot(j, kept, f.count);
+      c.pos[slot] = c.pos[j];
+      if (hold) drawn[slot] = drawn[j];
+    }
   const bool by_growth = warm && f.count > f.kept && growth_prefix_sums(c.ink, c.old_ink, c.growth_cdf) > 0;
   parallel_for(std::max(0, f.count - f.kept), [&](int b, int e) {
     for (int i = f.kept + b; i < f.kept + e; ++i) {
