@@ -267,5 +267,26 @@ TEST(HalftoneCuda, GrowthBirthsAndHeldDotsTrackCpu) {
   EXPECT_LT(error_gpu, 1.2 * error_cpu + 0.002);
 }
 
+// A fade to white: surplus survivors dropped evenly on the device as on the
+// CPU (the same counts each frame, every frame's dots within the picture).
+TEST(HalftoneCuda, FadeDropsTheSurplusAsTheCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 7);
+  const HostImage photo = test::synthetic_photo(160, 120, rng);
+  const Params p = held_video_params(0.2);
+  HalftoneStage cpu(parse_halftone_params(p)), gpu(parse_halftone_params(p));
+  StageRunner rc(cpu, 160, 120, Backend::cpu), rg(gpu, 160, 120, Backend::cuda);
+  int surplus_frames = 0;
+  for (int f = 0; f < 16; ++f) {
+    const HostImage frame = faded(photo, 1.0 - 0.03 * f);
+    const HostImage out_cpu = rc.process(frame, f), out_gpu = rg.process(frame, f);
+    EXPECT_EQ(gpu.numbers().count, cpu.numbers().count) << "frame " << f;
+    EXPECT_NEAR(gpu.numbers().kept, cpu.numbers().kept, 0.02 * cpu.numbers().count + 2) << "frame " << f;
+    surplus_frames += f > 0 && gpu.numbers().kept == gpu.numbers().count;
+    EXPECT_LT(blurred_error(frame, out_gpu, 2.0), 1.2 * blurred_error(frame, out_cpu, 2.0) + 0.005) << "frame " << f;
+  }
+  EXPECT_GE(surplus_frames, 3);
+}
+
 }  // namespace
 }  // namespace sp::halftone

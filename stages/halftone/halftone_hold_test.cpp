@@ -130,11 +130,7 @@ TEST(HalftoneHold, FadeDropsTheSurplusAllOverThePicture) {
   double dots = 0, expected = 0;
   int surplus_frames = 0;
   for (int f = 0; f < frames; ++f) {
-    HostImage frame = photo;
-    const double darkness = 1.0 - 0.025 * f;
-    for (size_t i = 0; i < frame.pixels.size(); i += 4)
-      for (int c = 0; c < 3; ++c)
-        frame.pixels[i + c] = uint8_t(255 - std::lround((255 - frame.pixels[i + c]) * darkness));
+    const HostImage frame = faded(photo, 1.0 - 0.025 * f);
     runner.process(frame, f);
     const FrameNumbers n = stage.numbers();
     surplus_frames += f > 0 && n.kept == n.count;

@@ -314,6 +314,14 @@ inline ClipQuality run_clip(const std::vector<test::HostImage>& clip, double tol
 }
 
 // Video coherence helpers (hold_distance, warm births).
+// The photo with its ink scaled by `darkness` (a fade to white).
+inline test::HostImage faded(const test::HostImage& photo, double darkness) {
+  test::HostImage frame = photo;
+  for (size_t i = 0; i < frame.pixels.size(); i += 4)
+    for (int c = 0; c < 3; ++c) frame.pixels[i + c] = uint8_t(255 - std::lround((255 - frame.pixels[i + c]) * darkness));
+  return frame;
+}
+
 // A still photo with one square of fresh noise every frame (as in testsrc2).
 struct PatchClip {
   std::vector<test::HostImage> frames;
