@@ -5,6 +5,8 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -60,8 +62,7 @@ struct HalftoneStage::Cuda {
   // through a sort (the particles' permutation, FastsumGpu::sort_origin).
   float2* drawn = nullptr;
   float2* drawn_sorted = nullptr;
-  // Warm births: the ink's growth per pixel and its inclusive prefix sums.
-  double* growth = nullptr;
+  // Warm births: the inclusive prefix sums of the ink's growth per pixel.
   double* growth_cdf = nullptr;
   void* scan_temp = nullptr;
   size_t scan_bytes = 0;
@@ -158,9 +159,14 @@ __global__ void mark_survivors(const float2* pos, const FrameNumbers* previous, 
     keep[i] = i < m && keep_particle(pos[i], ink, old_ink, w, h, seed, uint32_t(i));
 }
 
-__global__ void ink_growth_of(const float* ink, const float* old_ink, size_t pixels, double* growth) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < pixels; i += size_t(gridDim.x) * blockDim.x)
-    growth[i] = ink_growth(ink, old_ink, i);
+// The scan reads the growth straight from the two ink planes.
+struct GrowthAt {
+  const float* ink;
+  const float* old_ink;
+  __host__ __device__ double operator()(size_t i) const { return ink_growth(ink, old_ink, i); }
+};
+auto growth_of(const float* ink, const float* old_ink) {
+  return thrust::make_transform_iterator(thrust::counting_iterator<size_t>(0), GrowthAt{ink, old_ink});
 }
 
 // growth_cdf: warm frames (births where the ink grew, while it grew at all).
@@ -376,10 +382,9 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   c.keep = scratch.allocate_array<uint8_t>(capacity_);
   c.drawn = holds_dots() ? scratch.allocate_array<float2>(capacity_) : nullptr;
   c.drawn_sorted = holds_dots() ? scratch.allocate_array<float2>(capacity_) : nullptr;
-  c.growth = scratch.allocate_array<double>(pixels);
   c.growth_cdf = scratch.allocate_array<double>(pixels);
   c.scan_bytes = 0;
-  SP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, c.scan_bytes, c.growth, c.growth_cdf, pixels));
+  SP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, c.scan_bytes, growth_of(c.ink, c.old_ink), c.growth_cdf, pixels));
   c.scan_temp = scratch.allocate(std::max<size_t>(c.scan_bytes, 16));
   c.moved_partials = scratch.allocate_array<double>(c.fastsum.particle_blocks());
   c.kept = scratch.allocate_array<int>(1);
@@ -458,9 +463,8 @@ void HalftoneStage::advance_cuda(const RgbaView& in, cudaStream_t stream, bool w
       SP_CUDA_CHECK(cub::DeviceSelect::Flagged(c.select_temp, c.select_bytes, c.drawn, c.keep, c.drawn_sorted, c.kept,
                                                capacity_, stream));
     const size_t pixels = size_t(w) * h;
-    ink_growth_of<<<blocks, kThreads, 0, stream>>>(c.ink, c.old_ink, pixels, c.growth);
-    SP_CUDA_CHECK_LAUNCH();
-    SP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(c.scan_temp, c.scan_bytes, c.growth, c.growth_cdf, pixels, stream));
+    SP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(c.scan_temp, c.scan_bytes, growth_of(c.ink, c.old_ink), c.growth_cdf,
+                                                pixels, stream));
   }
   decide_frame<<<1, 1, 0, stream>>>(c.row_sums, h, count_rule(settings_, capacity_), warm ? c.kept : nullptr,
                                     warm ? settings_.video_iterations : settings_.iterations, c.numbers);
