@@ -268,7 +268,7 @@ TEST(HalftoneCuda, GrowthBirthsAndHeldDotsTrackCpu) {
 }
 
 // A fade to white: surplus survivors dropped evenly on the device as on the
-// CPU (the same counts each frame, every frame's dots within the picture).
+// CPU (the same counts each frame, the same tone).
 TEST(HalftoneCuda, FadeDropsTheSurplusAsTheCpu) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(test::fresh_seed() + 7);

@@ -1,5 +1,6 @@
-// Video coherence: warm births go where the ink grew, and with hold_distance
-// the dots of still regions are drawn where they were, to the pixel.
+// Video coherence: warm births go where the ink grew, a surplus is dropped
+// all over the picture, and with hold_distance the dots of still regions are
+// drawn where they were, to the pixel.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -42,7 +43,7 @@ TEST(HalftoneHold, BirthsFollowTheGrowthExactly) {
     if (growth[i] == 0) {
       ASSERT_EQ(hits[i], 0) << "pixel " << i << " did not grow";
     }
-  // Left half against right half, and the top row band against the rest.
+  // Three splits of the picture: halves, a top band, checkers.
   const auto check = [&](auto in_region, const char* name) {
     double expected = 0;
     int got = 0;
@@ -109,12 +110,6 @@ TEST(HalftoneHold, PanningPictureIsFollowed) {
   EXPECT_LT(held.blurred_error, 1.1 * free_run.blurred_error + 0.0005);
   EXPECT_NEAR(held.frame_change, free_run.frame_change, 0.1 * free_run.frame_change);
 }
-
-}  // namespace
-}  // namespace sp::halftone
-
-namespace sp::halftone {
-namespace {
 
 // A fade to white: each frame wants fewer dots, and when more survive than
 // are wanted the surplus is dropped. Spread over the picture, it leaves every
