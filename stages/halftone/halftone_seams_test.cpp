@@ -108,14 +108,13 @@ TEST(HalftoneSeams, TheWorkerBeforeASeamRunsTheNextWorkersStateAndHandsOverToIt)
 
 // Held dots (hold_distance) are state too: the worker after the seam holds
 // them as the next state of the worker before it did, so the handover still
-// ends in the next worker's picture, to the pixel.
+// ends in the next worker's picture, to the pixel (expect_handover's last share).
 TEST(HalftoneSeams, HeldDotsHandOverToTheNextWorkersPicture) {
   std::mt19937_64 rng(test::fresh_seed() + 34);
   const auto clip = panning_clip(96, 72, 16, 1, rng);
   const int seam_frame = 10 + int(rng() % 3);
   const SeamRun run = run_at_seam(clip, seam_frame, 0.2, Backend::cpu, nullptr, nullptr, 0.3);
   expect_handover(run, seam_frame, 0.2);
-  EXPECT_EQ(equal_share(run.before[size_t(seam_frame) - 1], run.after[size_t(seam_frame) - 1]), 1.0);
 }
 
 TEST(HalftoneSeams, HandoverSharesAreSharesOfThePicture) {
@@ -156,7 +155,6 @@ TEST(HalftoneSeamsCuda, HeldDotsHandOverToTheNextWorkersPicture) {
   const auto clip = panning_clip(128, 96, 24, 1, rng);
   const SeamRun run = run_at_seam(clip, 20, 0.6, Backend::cuda, nullptr, nullptr, 0.3);
   expect_handover(run, 20, 0.6, 1.0, 0.01);
-  EXPECT_EQ(equal_share(run.before[19], run.after[19]), 1.0);
 }
 #endif
 
