@@ -74,9 +74,26 @@ void check_output_path(const std::string& url, const OutputPlan& plan, bool over
 
 namespace {
 
+// The encoder's pixel formats, or null where it takes any. FFmpeg 7.1 (libavcodec
+// 61.13) deprecates AVCodec::pix_fmts for avcodec_get_supported_config, and 8 removes it.
+const AVPixelFormat* encoder_pixel_formats(const AVCodec* encoder) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100)
+  const void* formats = nullptr;
+  int count = 0;
+  const int status = avcodec_get_supported_config(nullptr, encoder, AV_CODEC_CONFIG_PIX_FORMAT, 0, &formats, &count);
+  if (status < 0)
+    throw Error(ExitCode::internal, std::string("the pixel formats of encoder ") + encoder->name + ": " +
+                                        av_error_text(status));
+  return static_cast<const AVPixelFormat*>(formats);
+#else
+  return encoder->pix_fmts;
+#endif
+}
+
 bool encoder_takes(const AVCodec* encoder, AVPixelFormat format) {
-  if (!encoder->pix_fmts) return true;
-  for (const AVPixelFormat* p = encoder->pix_fmts; *p != AV_PIX_FMT_NONE; ++p)
+  const AVPixelFormat* formats = encoder_pixel_formats(encoder);
+  if (!formats) return true;
+  for (const AVPixelFormat* p = formats; *p != AV_PIX_FMT_NONE; ++p)
     if (*p == format) return true;
   return false;
 }

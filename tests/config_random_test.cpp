@@ -1,5 +1,6 @@
 // Randomized configs: values written in YAML come back exactly, and errors
 // planted at known places are reported at those places, each of them.
+#include <algorithm>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 

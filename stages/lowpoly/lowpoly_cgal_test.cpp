@@ -5,6 +5,7 @@
 #ifdef SP_LOWPOLY_HAVE_CGAL
 #include <CGAL/Delaunay_triangulation_2.h>
 #include <CGAL/Exact_predicates_inexact_constructions_kernel.h>
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <random>

@@ -1,5 +1,6 @@
 // Jump flooding against an exact nearest-site search, cell connectivity, and
 // what the seed's 2x2-square triangles are worth against the exact mesh.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cstdlib>

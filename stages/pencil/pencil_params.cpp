@@ -1,4 +1,5 @@
 // The pencil stage's parameter table: the one place its parameters are declared.
+#include <algorithm>
 #include <filesystem>
 #include <variant>
 

@@ -1,5 +1,6 @@
 // The pencil stage end to end on the CPU against the float64 reference, and
 // the properties the issue asks for (tangent strokes, chroma, CG residual).
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cmath>
