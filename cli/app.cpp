@@ -1,46 +1,33 @@
 #include "cli/app.h"
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <optional>
+#include <string>
 
 #include "cli/arguments.h"
 #include "cli/github_annotations.h"
-#include "cli/preview_command.h"
-#include "cli/segment_commands.h"
-#include "orchestration/bench.h"
-#include "pipeline/config.h"
-#include "pipeline/device.h"
-#include "pipeline/errors.h"
-#include "pipeline/interrupt.h"
-#include "pipeline/log.h"
-#include "pipeline/stage_docs.h"
-#include "orchestration/transcode.h"
+#include "stylepipe/errors.h"
+#include "stylepipe/session.h"
+#include "stylepipe/tools.h"
+#include "stylepipe/transcode.h"
 
 namespace sp::cli {
 namespace {
 
-std::vector<StageSpec> stage_specs(const Config& config) {
-  std::vector<StageSpec> specs;
-  for (const auto& s : config.stages) specs.push_back({s.name, s.params});
-  return specs;
-}
-
 int validate_one(const std::string& path, const std::string& format) {
   try {
-    const Config config = load_config(path);
-    std::printf("%s: ok (%zu stage%s)\n", path.c_str(), config.stages.size(), config.stages.size() == 1 ? "" : "s");
+    const size_t stages = stylepipe::validate_config(path);
+    std::printf("%s: ok (%zu stage%s)\n", path.c_str(), stages, stages == 1 ? "" : "s");
     return 0;
-  } catch (const ConfigErrors& e) {
+  } catch (const stylepipe::ConfigError& e) {
     if (format != "github") throw;
     // On stdout: the Actions runner reads workflow commands from there.
     std::printf("%s", github_annotations(e).c_str());
     return int(e.code());
-  } catch (const Error& e) {
+  } catch (const stylepipe::Error& e) {
     if (format != "github") throw;
     // "PATH: error: cannot open config (...)": the annotation names the file already.
     std::string message = e.what();
@@ -58,7 +45,7 @@ int cmd_validate(const std::vector<std::string>& paths, const std::string& forma
     int code = 0;
     try {
       code = validate_one(path, format);
-    } catch (const Error& e) {
+    } catch (const stylepipe::Error& e) {
       std::fprintf(stderr, "%s\n", e.what());
       code = int(e.code());
     }
@@ -68,40 +55,34 @@ int cmd_validate(const std::vector<std::string>& paths, const std::string& forma
 }
 
 int cmd_schema() {
-  std::printf("%s\n", config_json_schema().dump(2).c_str());
+  std::printf("%s\n", stylepipe::config_json_schema().c_str());
   return 0;
 }
 
 int cmd_stages(bool json, bool markdown) {
-  if (json) std::printf("%s\n", stages_schema_json().dump(2).c_str());
-  else if (markdown) std::printf("%s", stages_markdown().c_str());
-  else std::printf("%s", stages_text().c_str());
+  std::printf("%s", stylepipe::stages_reference(json ? "json" : markdown ? "markdown" : "text").c_str());
   return 0;
 }
 
-int cmd_run(const RunArguments& a) {
-  const Config config = load_config(a.config_path);  // every config error before any work
-  TranscodeOptions o = transcode_options(a, config);
-  o.stages = stage_specs(config);
-  install_interrupt_handlers();
-  RunStats stats;
-  const int code = run_transcode(o, stats);
-  log_debug("done");
-  release_cuda_context();
-  log_debug("exiting with {}", code);
+// The run's work is the library's; the CLI adds the signal handlers and the
+// early teardown of the device, which only a process that exits next wants.
+int cmd_run(const stylepipe::TranscodeRequest& request) {
+  stylepipe::install_interrupt_handlers();
+  const int code = stylepipe::transcode(request);
+  stylepipe::release_device_early();
   return code;
 }
 
-int cmd_bench(const BenchArguments& a) {
-  BenchOptions o = bench_options(a);
-  if (!a.config_path.empty()) o.stages = stage_specs(load_config(a.config_path));
-  const nlohmann::json report = run_bench(o);
-  std::printf("%s", bench_table(report).c_str());
-  if (!a.json_path.empty()) {
-    std::ofstream out(a.json_path);
-    out << report.dump(2) << "\n";
-    if (!out) throw Error(ExitCode::io_error, a.json_path + ": cannot write the bench report");
-  }
+int cmd_plan(const stylepipe::TranscodeRequest& request) { return stylepipe::plan(request); }
+
+int cmd_preview(const stylepipe::PreviewRequest& request) {
+  const int code = stylepipe::preview(request);
+  stylepipe::release_device_early();
+  return code;
+}
+
+int cmd_bench(const stylepipe::BenchRequest& request) {
+  std::printf("%s", stylepipe::bench(request).c_str());
   return 0;
 }
 
@@ -110,20 +91,21 @@ int cmd_bench(const BenchArguments& a) {
 int run_app(int argc, char** argv) {
   CLI::App app{"stylepipe: GPU video stylization pipeline", "stylepipe"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("stylepipe 0.1.0\nbackends: ") + kBuildBackends);
+  app.set_version_flag("--version", std::string("stylepipe ") + stylepipe::kVersion + "\nbackends: " +
+                                        stylepipe::build_backends());
   std::string log_level = "info";
   bool quiet = false;
   app.add_option("--log-level", log_level, "quiet|error|warning|info|debug")->check(CLI::IsMember({"quiet", "error", "warning", "info", "debug"}));
   app.add_flag("-q,--quiet", quiet, "Only errors");
 
-  RunArguments run_args;
+  stylepipe::TranscodeRequest run_args;
   CLI::App* run = app.add_subcommand("run", "Transcode a video through a configured chain of stages");
-  add_run_arguments(*run, run_args, log_level, quiet);
+  add_run_arguments(*run, run_args, log_level);
   add_parallel_arguments(*run, run_args);
 
-  RunArguments plan_args;
+  stylepipe::TranscodeRequest plan_args;
   CLI::App* plan = app.add_subcommand("plan", "Cut an input into segments at keyframes: a manifest for workers");
-  add_run_arguments(*plan, plan_args, log_level, quiet);
+  add_run_arguments(*plan, plan_args, log_level);
   add_segment_arguments(*plan, plan_args);
 
   std::string concat_manifest;
@@ -149,11 +131,11 @@ int run_app(int argc, char** argv) {
   stages->add_flag("--json", stages_json, "Machine-readable schema");
   stages->add_flag("--markdown", stages_markdown, "The README's stage reference");
 
-  BenchArguments bench_args;
+  stylepipe::BenchRequest bench_args;
   CLI::App* bench = app.add_subcommand("bench", "Time the chain and each stage");
   add_bench_arguments(*bench, bench_args);
 
-  PreviewRequest preview_request;
+  stylepipe::PreviewRequest preview_request;
   CLI::App* preview = app.add_subcommand("preview", "One frame through variants of a config: a labelled contact sheet (PNG)");
   add_preview_arguments(*preview, preview_request);
 
@@ -164,42 +146,32 @@ int run_app(int argc, char** argv) {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : int(ExitCode::usage);
+    return code == 0 ? 0 : int(stylepipe::ExitCode::usage);
   }
-  LogLevel level = LogLevel::info;
-  parse_log_level(log_level, &level);
-  if (quiet || run_args.quiet || plan_args.quiet) level = LogLevel::error;
-  set_log_level(level);
+  if (quiet || run_args.quiet || plan_args.quiet) stylepipe::set_log_level("error");
+  else stylepipe::set_log_level(log_level);
+  run_args.log_level = plan_args.log_level = log_level;
 
   try {
-    if (*run) {
-      check_run_arguments(run_args);
-      if (!run_args.manifest.empty()) return cmd_run_segment(run_args);
-      if (run_args.jobs > 0) return cmd_run_parallel(run_args, log_level);
-      return cmd_run(run_args);
-    }
-    if (*plan) {
-      if (plan_args.config_path.empty() || plan_args.input.empty() || plan_args.output.empty())
-        throw Error(ExitCode::usage, "plan needs CONFIG, -i INPUT and -o OUTPUT");
-      return cmd_plan(plan_args);
-    }
-    if (*concat) return cmd_concat(concat_manifest, concat_overwrite);
+    if (*run) return cmd_run(run_args);
+    if (*plan) return cmd_plan(plan_args);
+    if (*concat) return stylepipe::concat(concat_manifest, concat_overwrite);
     if (*validate) return cmd_validate(validate_paths, validate_format);
     if (*schema) return cmd_schema();
     if (*stages) return cmd_stages(stages_json, stages_markdown);
     if (*bench) return cmd_bench(bench_args);
     if (*preview) return cmd_preview(preview_request);
-  } catch (const Error& e) {
+  } catch (const stylepipe::Error& e) {
     // Config messages are already `file:line:col: error: ...` lines.
-    if (e.code() == ExitCode::config || std::string(e.what()).find(": error: ") != std::string::npos)
+    if (e.code() == stylepipe::ExitCode::config || std::string(e.what()).find(": error: ") != std::string::npos)
       std::fprintf(stderr, "%s\n", e.what());
-    else log_error("{}", e.what());
+    else stylepipe::log_error(e.what());
     return int(e.code());
   } catch (const std::exception& e) {
-    log_error("internal error: {}", e.what());
-    return int(ExitCode::internal);
+    stylepipe::log_error(std::string("internal error: ") + e.what());
+    return int(stylepipe::ExitCode::internal);
   }
-  return int(ExitCode::usage);
+  return int(stylepipe::ExitCode::usage);
 }
 
 }  // namespace sp::cli

@@ -1,14 +1,9 @@
 #include "cli/arguments.h"
 
-#include <cstdio>
-#include <regex>
-
-#include "pipeline/device.h"
-#include "pipeline/errors.h"
 
 namespace sp::cli {
 
-void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, bool& quiet) {
+void add_run_arguments(CLI::App& run, stylepipe::TranscodeRequest& a, std::string& log_level) {
   // Required unless --manifest names a plan (checked after parsing).
   run.add_option("config", a.config_path, "YAML config");
   run.add_option("-i,--input", a.input, "Input file or - for stdin");
@@ -32,7 +27,6 @@ void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, b
       ->check(CLI::IsMember({"auto", "tty", "plain", "json", "none"}));
   run.add_flag("--quiet", a.quiet, "Only errors");
   run.add_option("--log-level", log_level, "quiet|error|warning|info|debug");
-  (void)quiet;
   run.add_option("--frames-in-flight", a.frames_in_flight, "Frames processed concurrently on the GPU")
       ->check(CLI::Range(1, 16));
   run.add_option("--queue-depth", a.queue_depth, "Frames buffered between threads")->check(CLI::Range(1, 64));
@@ -49,7 +43,7 @@ void add_run_arguments(CLI::App& run, RunArguments& a, std::string& log_level, b
       ->check(CLI::IsMember({"block", "drop-oldest"}));
 }
 
-void add_segment_arguments(CLI::App& command, RunArguments& a) {
+void add_segment_arguments(CLI::App& command, stylepipe::TranscodeRequest& a) {
   command.add_option("--segments", a.segments, "Cut the input into this many segments at keyframes")
       ->check(CLI::Range(1, 100000));
   command.add_option("--segment-seconds", a.segment_seconds, "Cut the input every S seconds at keyframes")
@@ -57,7 +51,7 @@ void add_segment_arguments(CLI::App& command, RunArguments& a) {
   command.add_option("--workdir", a.workdir, "Where the manifest and segments go (default: OUTPUT.parts)");
 }
 
-void add_bench_arguments(CLI::App& bench, BenchArguments& a) {
+void add_bench_arguments(CLI::App& bench, stylepipe::BenchRequest& a) {
   bench.add_option("--config", a.config_path, "YAML config (default: conversion only)");
   bench.add_option("-i,--input", a.input, "Benchmark on frames decoded from this file");
   bench.add_option("--size", a.size, "Generated frame size WxH");
@@ -67,6 +61,42 @@ void add_bench_arguments(CLI::App& bench, BenchArguments& a) {
   bench.add_option("--frames-in-flight", a.frames_in_flight, "Frames in flight")->check(CLI::Range(1, 16));
   bench.add_option("--backend", a.backend, "auto|cuda|cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   bench.add_option("--json", a.json_path, "Write the report as JSON");
+}
+
+void add_parallel_arguments(CLI::App& run, stylepipe::TranscodeRequest& a) {
+  run.add_option("--manifest", a.manifest, "Run one segment of this plan (from `stylepipe plan`)");
+  run.add_option("--index", a.index,
+                 "The segment (default: SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX)")
+      ->check(CLI::NonNegativeNumber);
+  run.add_flag("--force", a.force, "Redo a segment that is already finished");
+  run.add_option("--jobs", a.jobs, "Cut the input into segments and run this many workers at a time")
+      ->check(CLI::Range(1, 256));
+  run.add_option("--devices", a.devices, "GPUs the --jobs workers spread over: all, or a list like 0,1 (0,0: two on GPU 0)");
+  run.add_flag("--keep-segments", a.keep_segments, "Keep the work directory after --jobs joined the output");
+  run.add_flag("--worker-processes", a.worker_processes,
+               "Run each --jobs worker as its own process (its own CUDA context; a crash stays in its worker). "
+               "Default: threads sharing one context, or processes when --devices names several GPUs");
+  add_segment_arguments(run, a);
+}
+
+void add_preview_arguments(CLI::App& preview, stylepipe::PreviewRequest& r) {
+  // Not "config": CLI11 2.4 refuses a positional named like the --config option below.
+  preview.add_option("CONFIG", r.config_path, "YAML config")->required();
+  preview.add_option("-i,--input", r.input, "Input video or picture")->required();
+  preview.add_option("-o,--output", r.output, "The contact sheet, a PNG file")->required();
+  preview.add_option("--at", r.at_seconds, "Show the first frame at or after this time in seconds (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  preview.add_option("--vary", r.variations,
+                     "STAGE.PARAM=V1,V2,...: a row with one tile per value (repeatable; e.g. pencil.line_length=5,10,20)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  preview.add_option("--config", r.extra_configs, "Another config: one more tile in the first row (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  preview.add_option("--backend", r.backend, "auto|cuda|cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  preview.add_option("--font", r.font, "Font file of the labels (default: fontconfig's sans-serif)");
+  preview.add_option("--layout-json", r.layout_json, "Also write each tile's rectangle and label as JSON");
+  preview.add_flag("-y,--overwrite", r.overwrite, "Overwrite an existing sheet");
 }
 
 std::vector<std::string> position_dependent_input_flags(const std::vector<std::string>& args) {
@@ -83,78 +113,6 @@ std::vector<std::string> position_dependent_input_flags(const std::vector<std::s
   // Only `run` has input flags; bench keeps --size / --pix-fmt as they are.
   if (!args.empty() && args[0] != "run" && args[0] != "plan") return args;
   return out;
-}
-
-Size parse_size(const std::string& text, const std::string& flag) {
-  static const std::regex pattern(R"((\d+)x(\d+))");
-  std::smatch m;
-  if (!std::regex_match(text, m, pattern) || std::stoi(m[1]) <= 0 || std::stoi(m[2]) <= 0)
-    throw Error(ExitCode::usage, flag + ": '" + text + "' is not a size like 1920x1080");
-  return {std::stoi(m[1]), std::stoi(m[2])};
-}
-
-PixelFormat parse_pixel_format(const std::string& text, const std::string& flag) {
-  for (PixelFormat f : {PixelFormat::rgba, PixelFormat::bgr0, PixelFormat::rgb24, PixelFormat::gray,
-                        PixelFormat::yuv420p, PixelFormat::yuv444p, PixelFormat::nv12, PixelFormat::p010})
-    if (text == to_string(f)) return f;
-  throw Error(ExitCode::usage, flag + ": '" + text + "' is not one of rgba, bgr0, rgb24, gray, yuv420p, yuv444p, nv12, p010");
-}
-
-// What only CUDA does, asked of a CPU-only build: refused up front, with why.
-static void refuse_what_this_build_lacks(const RunArguments& a) {
-  if (kBuildHasCuda) return;
-  if (a.hwdec == "nvdec") throw Error(ExitCode::unavailable, std::string("--hwdec nvdec: ") + kNoCudaInBuild);
-  if (a.encoder == "nvenc") throw Error(ExitCode::unavailable, std::string("--encoder nvenc: ") + kNoCudaInBuild);
-}
-
-TranscodeOptions transcode_options(const RunArguments& a, const Config& config) {
-  refuse_what_this_build_lacks(a);
-  TranscodeOptions o;
-  o.input.url = a.input;
-  o.input.format = a.input_format;
-  o.input.pixel_format = a.input_pixel_format;
-  if (!a.input_size.empty()) o.input.size = parse_size(a.input_size, "--size");
-  o.input.rate = a.input_rate;
-  o.input.start_seconds = a.start;
-  o.input.duration_seconds = a.duration;
-  o.input.max_frames = a.frames;
-  o.input.low_latency = a.low_latency;
-  o.input.hwdec = *parse_hwdec(a.hwdec);
-  o.input.threads = a.threads.value_or(0);
-
-  o.output.url = a.output;
-  o.output.format = !a.output_format.empty() ? a.output_format : config.output.format.value_or("");
-  o.output.codec = !a.codec.empty() ? a.codec : config.output.codec.value_or("");
-  o.output.crf = a.crf.value_or(config.output.crf.value_or(18));
-  o.output.preset = !a.preset.empty() ? a.preset : config.output.preset.value_or("medium");
-  o.output.pixel_format = !a.pixel_format.empty() ? a.pixel_format : config.output.pixel_format.value_or("");
-  o.output.overwrite = a.overwrite;
-  o.output.low_latency = a.low_latency;
-  o.output.encoder = *parse_encoder_choice(a.encoder);
-  o.output.threads = a.threads.value_or(0);
-
-  o.backend = a.backend;
-  o.frames_in_flight = a.frames_in_flight.value_or(config.settings.frames_in_flight);
-  o.queue_depth = a.queue_depth.value_or(config.settings.queue_depth);
-  o.low_latency = a.low_latency;
-  o.overflow = a.drop_policy == "drop-oldest" ? OverflowPolicy::drop_oldest : OverflowPolicy::block;
-  ProgressMode mode = ProgressMode::automatic;
-  parse_progress_mode(a.progress, &mode);
-  o.progress = a.quiet ? ProgressMode::none : mode;
-  o.stats_json_path = a.stats_json;
-  return o;
-}
-
-BenchOptions bench_options(const BenchArguments& a) {
-  BenchOptions o;
-  o.input = a.input;
-  o.size = parse_size(a.size, "--size");
-  o.format = parse_pixel_format(a.pixel_format, "--pix-fmt");
-  o.frames = a.frames;
-  o.warmup = a.warmup;
-  o.frames_in_flight = a.frames_in_flight;
-  o.backend = a.backend;
-  return o;
 }
 
 }  // namespace sp::cli

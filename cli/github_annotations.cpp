@@ -25,15 +25,15 @@ std::string escape_command_property(const std::string& text) {
   return out;
 }
 
-std::string github_annotation(const std::string& file, std::optional<ConfigProblem> at, const std::string& message) {
+std::string github_annotation(const std::string& file, std::optional<stylepipe::ConfigProblem> at, const std::string& message) {
   std::string properties = "file=" + escape_command_property(file);
   if (at) properties += fmt::format(",line={},col={}", at->line, at->column);
   return fmt::format("::error {}::{}\n", properties, escape_command_data(message));
 }
 
-std::string github_annotations(const ConfigErrors& errors) {
+std::string github_annotations(const stylepipe::ConfigError& errors) {
   std::string out;
-  for (const ConfigProblem& p : errors.problems()) out += github_annotation(errors.path(), p, p.message);
+  for (const stylepipe::ConfigProblem& p : errors.problems()) out += github_annotation(errors.file(), p, p.message);
   return out;
 }
 

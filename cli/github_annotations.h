@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "pipeline/config.h"
+#include "stylepipe/errors.h"
 
 namespace sp::cli {
 
@@ -16,9 +16,9 @@ std::string escape_command_data(const std::string& text);
 std::string escape_command_property(const std::string& text);
 
 // One `::error file=...[,line=...,col=...]::message` line, '\n'-terminated.
-std::string github_annotation(const std::string& file, std::optional<ConfigProblem> at, const std::string& message);
+std::string github_annotation(const std::string& file, std::optional<stylepipe::ConfigProblem> at, const std::string& message);
 
 // One line per problem of `errors`, in file order.
-std::string github_annotations(const ConfigErrors& errors);
+std::string github_annotations(const stylepipe::ConfigError& errors);
 
 }  // namespace sp::cli

@@ -14,7 +14,7 @@ namespace {
 TEST(GithubAnnotationsTest, EscapesDataAndPropertiesAsTheRunnerReadsThem) {
   EXPECT_EQ(escape_command_data("50% done\r\nnext: a, b"), "50%25 done%0D%0Anext: a, b");
   EXPECT_EQ(escape_command_property("C:\\cfg,v2%.yaml\n"), "C%3A\\cfg%2Cv2%25.yaml%0A");
-  EXPECT_EQ(github_annotation("a.yaml", ConfigProblem{3, 7, "x"}, "bad: 100%"),
+  EXPECT_EQ(github_annotation("a.yaml", stylepipe::ConfigProblem{3, 7, "", "x"}, "bad: 100%"),
             "::error file=a.yaml,line=3,col=7::bad: 100%25\n");
   EXPECT_EQ(github_annotation("a,b.yaml", std::nullopt, "cannot open config"),
             "::error file=a%2Cb.yaml::cannot open config\n");

@@ -1,0 +1,46 @@
+// The sessions' CUDA side (CUDA builds only).
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <set>
+
+#include "api/public_errors.h"
+#include "api/session_impl.h"
+#include "pipeline/cuda_check.h"
+
+namespace stylepipe::detail {
+
+void open_cuda_device(int index) {
+  std::string why;
+  if (!sp::cuda_device_available(&why)) throw DeviceError(ExitCode::unavailable, "cuda:" + std::to_string(index) + ": " + why);
+  const int count = sp::cuda_device_count();
+  if (index < 0 || index >= count)
+    throw DeviceError(ExitCode::unavailable, "cuda:" + std::to_string(index) + ": this process sees " +
+                                                 std::to_string(count) + " CUDA device(s)");
+  static std::mutex mutex;
+  static std::set<int> started;
+  std::lock_guard lock(mutex);
+  SP_CUDA_CHECK(cudaSetDevice(index));
+  if (started.insert(index).second) sp::start_cuda_context();
+}
+
+void enter_cuda_device(int index) { SP_CUDA_CHECK(cudaSetDevice(index)); }
+
+void check_device_memory(const void* data, int index, const char* what) {
+  cudaPointerAttributes attributes{};
+  SP_CUDA_CHECK(cudaPointerGetAttributes(&attributes, data));
+  const std::string where = std::string(what) + " ";
+  if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged)
+    throw DeviceError(ExitCode::unavailable, where + "is host memory, but the chain runs on cuda:" + std::to_string(index) +
+                                                 " (stylepipe copies nothing implicitly)");
+  if (attributes.device != index)
+    throw DeviceError(ExitCode::unavailable, where + "is on cuda:" + std::to_string(attributes.device) +
+                                                 ", but the chain runs on cuda:" + std::to_string(index));
+}
+
+void copy_image_async(const Image& dst, const Image& src, void* stream) {
+  SP_CUDA_CHECK(cudaMemcpy2DAsync(dst.data, dst.pitch, src.data, src.pitch, size_t(src.width) * 4, size_t(src.height),
+                                  cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)));
+}
+
+}  // namespace stylepipe::detail

@@ -1,0 +1,16 @@
+// The sessions' CUDA side in a build without CUDA: every request says why not.
+#include "api/public_errors.h"
+#include "api/session_impl.h"
+
+namespace stylepipe::detail {
+
+[[noreturn]] static void no_cuda(int index) {
+  throw DeviceError(ExitCode::unavailable, "cuda:" + std::to_string(index) + ": " + sp::kNoCudaInBuild);
+}
+
+void open_cuda_device(int index) { no_cuda(index); }
+void enter_cuda_device(int index) { no_cuda(index); }
+void check_device_memory(const void*, int index, const char*) { no_cuda(index); }
+void copy_image_async(const Image&, const Image&, void*) { no_cuda(0); }
+
+}  // namespace stylepipe::detail

@@ -1,0 +1,196 @@
+#include "stylepipe/transcode.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <future>
+#include <thread>
+
+#include "api/public_errors.h"
+#include "api/request_options.h"
+#include "orchestration/concat.h"
+#include "orchestration/parallel_run.h"
+#include "orchestration/segment_plan.h"
+#include "pipeline/device.h"
+#include "pipeline/interrupt.h"
+#include "pipeline/log.h"
+
+namespace stylepipe {
+namespace {
+
+using sp::Error;
+using sp::log_info;
+
+// `run` without a manifest needs CONFIG, -i and -o; with one, none of them.
+void check_request(const TranscodeRequest& a) {
+  if (!a.manifest.empty()) {
+    if (!a.config_path.empty() || !a.input.empty() || !a.output.empty())
+      throw Error(sp::ExitCode::usage, "run --manifest takes its config, input and output from the plan: drop CONFIG, -i and -o");
+    if (a.jobs > 0) throw Error(sp::ExitCode::usage, "--manifest runs one segment: it does not combine with --jobs");
+    return;
+  }
+  if (a.config_path.empty() || a.input.empty() || a.output.empty())
+    throw Error(sp::ExitCode::usage, "run needs CONFIG, -i INPUT and -o OUTPUT (or --manifest M for one segment of a plan)");
+  if (a.index || a.force) throw Error(sp::ExitCode::usage, "--index and --force go with --manifest");
+  if (a.jobs == 0 && (!a.devices.empty() || a.segments || a.segment_seconds || !a.workdir.empty() || a.keep_segments ||
+                     a.worker_processes))
+    throw Error(sp::ExitCode::usage,
+                "--devices, --segments, --segment-seconds, --workdir, --keep-segments and --worker-processes go with --jobs");
+}
+
+// A segment-parallel run cuts a file; what only makes sense for one stream
+// from start to end is refused.
+void refuse_single_stream_flags(const TranscodeRequest& a, const char* mode) {
+  const char* flag = a.frames >= 0 ? "--frames" : a.start > 0 ? "--start" : a.duration >= 0 ? "--duration"
+                     : a.low_latency ? "--low-latency" : !a.input_format.empty() ? "-f (input)"
+                     : a.input == "-" ? "-i -" : a.drop_policy != "block" ? "--drop-policy" : nullptr;
+  if (flag) throw Error(sp::ExitCode::usage, fmt::format("{} does not combine with {}: segments are cut from a file", mode, flag));
+}
+
+sp::PlanRequest plan_request(const TranscodeRequest& a, int jobs) {
+  const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
+  const sp::TranscodeOptions single = detail::transcode_options(a, config);
+  sp::PlanRequest r;
+  r.config_path = a.config_path;
+  r.input_path = a.input;
+  r.output = {single.output.url, single.output.format, single.output.codec, single.output.preset,
+              single.output.pixel_format, single.output.crf, single.output.overwrite};
+  r.segments = a.segments.value_or(0);
+  r.jobs = jobs;
+  r.segment_seconds = a.segment_seconds.value_or(0);
+  r.workdir = a.workdir;
+  r.backend = a.backend;
+  r.hwdec = a.hwdec;
+  r.encoder = a.encoder;
+  return r;
+}
+
+void print_plan(const sp::Manifest& m) {
+  std::printf("manifest: %s\nsegments: %zu\nwarm-up frames: %d\nkeyframes from: %s\n", m.path.c_str(),
+              m.segments.size(), m.warmup_frames, m.keyframe_source.c_str());
+  for (const sp::SegmentPlan& s : m.segments) {
+    const std::string end = s.end_seconds < 0 ? std::string("end") : fmt::format("{:.3f} s", s.end_seconds);
+    std::printf("segment %d: %.3f s .. %s -> %s\n", s.index, s.begin_seconds, end.c_str(), s.file.c_str());
+  }
+}
+
+sp::WorkerOverrides worker_overrides(const TranscodeRequest& a) {
+  sp::WorkerOverrides o;
+  // Flags on the worker's own command line override the plan's defaults.
+  if (a.backend != "auto") o.backend = a.backend;
+  if (a.hwdec != "auto") o.hwdec = a.hwdec;
+  if (a.encoder != "auto") o.encoder = a.encoder;
+  o.frames_in_flight = a.frames_in_flight;
+  o.queue_depth = a.queue_depth;
+  o.threads = a.threads;
+  sp::ProgressMode mode = sp::ProgressMode::automatic;
+  sp::parse_progress_mode(a.progress, &mode);
+  o.progress = a.quiet ? sp::ProgressMode::none : mode;
+  o.stats_json_path = a.stats_json;
+  o.force = a.force;
+  return o;
+}
+
+int run_segment(const TranscodeRequest& a) {
+  const sp::Manifest m = sp::read_manifest(a.manifest);
+  std::string source = "--index";
+  const std::optional<int> index = a.index ? a.index : sp::index_from_environment(&source);
+  if (!index)
+    throw Error(sp::ExitCode::usage, "run --manifest needs --index I, or an array job's SLURM_ARRAY_TASK_ID, "
+                                     "JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX");
+  if (source != "--index") log_info("segment {} (from {})", *index, source);
+  return sp::run_segment(m, *index, worker_overrides(a));
+}
+
+int run_parallel(const TranscodeRequest& a) {
+  refuse_single_stream_flags(a, "--jobs");
+  sp::ParallelRunOptions o;
+  o.jobs = a.jobs;
+  if (!a.devices.empty()) {
+    if (a.backend == "cpu") throw Error(sp::ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
+    o.devices = sp::parse_device_list(a.devices, sp::cuda_device_count());
+  }
+  o.worker_processes = a.worker_processes;
+  // Worker threads share one CUDA context: it starts while the input is planned.
+  std::future<void> context;
+  if (a.backend != "cpu" && sp::workers_as_threads(o) && sp::cuda_device_available())
+    context = std::async(std::launch::async, sp::start_cuda_context);
+  const auto planning = std::chrono::steady_clock::now();
+  sp::Manifest m = sp::make_plan(plan_request(a, a.jobs));
+  sp::save_plan(m);
+  o.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
+  log_info("{} segments ({} warm-up frames each) in {}, {} at a time", m.segments.size(), m.warmup_frames, m.workdir,
+           a.jobs);
+  o.worker = worker_overrides(a);
+  // N encoders each taking every core would fight over them: each gets its share.
+  o.worker.threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / a.jobs))));
+  o.log_level = a.quiet ? "error" : a.log_level;
+  o.progress = o.worker.progress;
+  o.stats_json_path = a.stats_json;
+  o.keep_segments = a.keep_segments;
+  // The workers join the context still starting: opening their inputs overlaps with it.
+  const int code = sp::run_parallel(m, o);
+  if (context.valid()) context.wait();  // a failure to start was the workers' to report
+  return code;
+}
+
+// One run from start to end. With a progress callback it runs on a thread of
+// its own, and the caller's thread reports its counts every 100 ms.
+int run_single(const TranscodeRequest& a) {
+  const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
+  sp::TranscodeOptions o = detail::transcode_options(a, config);
+  o.stop = a.cancel;
+  sp::RunStats stats;
+  if (!a.on_progress) return sp::run_transcode(o, stats);
+  sp::SharedProgress counts;
+  o.progress_sink = &counts;
+  std::future<int> run = std::async(std::launch::async, [&] { return sp::run_transcode(o, stats); });
+  while (run.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready)
+    a.on_progress({counts.frames.load(), counts.media_seconds.load()});
+  const int code = run.get();
+  a.on_progress({counts.frames.load(), counts.media_seconds.load()});
+  return code;
+}
+
+}  // namespace
+
+int transcode(const TranscodeRequest& request) {
+  return detail::guarded([&] {
+    check_request(request);
+    if (!request.manifest.empty()) return run_segment(request);
+    if (request.jobs > 0) return run_parallel(request);
+    return run_single(request);
+  });
+}
+
+int plan(const TranscodeRequest& a) {
+  return detail::guarded([&] {
+    if (a.config_path.empty() || a.input.empty() || a.output.empty())
+      throw sp::Error(sp::ExitCode::usage, "plan needs CONFIG, -i INPUT and -o OUTPUT");
+    refuse_single_stream_flags(a, "plan");
+    if (!a.segments && !a.segment_seconds)
+      throw sp::Error(sp::ExitCode::usage, "plan needs --segments N or --segment-seconds S");
+    sp::Manifest m = sp::make_plan(plan_request(a, 0));
+    sp::save_plan(m);
+    print_plan(m);
+    return 0;
+  });
+}
+
+int concat(const std::string& manifest_path, bool overwrite) {
+  return detail::guarded([&] {
+    const sp::Manifest m = sp::read_manifest(manifest_path);
+    sp::ConcatOptions o;
+    o.overwrite = overwrite;
+    const sp::ConcatResult r = sp::concat_segments(m, o);
+    log_info("{} segments, {} frames, {} copied packets -> {}", r.segments, r.frames, r.packets_copied, r.output);
+    return 0;
+  });
+}
+
+void install_interrupt_handlers() { sp::install_interrupt_handlers(); }
+
+}  // namespace stylepipe

@@ -1,0 +1,85 @@
+#pragma once
+// A chain: the configured stages of a pipeline, run on RGBA8 images that the
+// caller owns. On the CPU backend the images are host memory; on CUDA they
+// are device memory of the session's device, and the work is queued on the
+// caller's stream with no host synchronization.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stylepipe/session.h"
+
+namespace stylepipe {
+
+struct Size {
+  int width = 0;
+  int height = 0;
+  bool operator==(const Size&) const = default;
+};
+
+// RGBA8, 4 bytes a pixel, rows `pitch` bytes apart (pitch >= 4 * width).
+struct Image {
+  uint8_t* data = nullptr;
+  int width = 0;
+  int height = 0;
+  size_t pitch = 0;
+  Size size() const { return {width, height}; }
+};
+
+// One stage and its parameters, each a YAML value as text: {"color", "true"},
+// {"line_length", "9"}, {"channels", "cmy"}.
+struct StageEntry {
+  std::string stage;
+  std::map<std::string, std::string> params;
+};
+
+struct RunOptions {
+  // CUDA only: the stream the work is queued on (a cudaStream_t; null is the
+  // legacy default stream). Inputs must be ready in that stream's order.
+  void* cuda_stream = nullptr;
+  // The frame's time, which temporal stages see; default: its index / 30.
+  std::optional<double> time_seconds;
+};
+
+class Chain {
+ public:
+  // From a YAML file: errors are ConfigError with the file's line and column.
+  static Chain from_file(const std::string& path, std::shared_ptr<Session> session);
+  // From YAML text; `display_name` stands for the file in messages.
+  static Chain from_yaml(const std::string& text, std::shared_ptr<Session> session,
+                         const std::string& display_name = "<yaml>");
+  // From a list of stages, checked like a config's `pipeline:` list.
+  static Chain from_stages(const std::vector<StageEntry>& stages, std::shared_ptr<Session> session);
+
+  Chain(Chain&&) noexcept;
+  Chain& operator=(Chain&&) noexcept;
+  ~Chain();
+
+  const Session& session() const;
+  std::vector<std::string> stage_names() const;
+  // Whether a stage keeps state from frame to frame (frames must come in order).
+  bool temporal() const;
+  // The size `run` writes for an input of `input` (xbr scales, say).
+  Size output_size(Size input) const;
+
+  // Runs every stage on `input` into `output`, which must be output_size()
+  // large. `output` may be `input` itself (or overlap it): the chain then
+  // renders into a pooled buffer and copies it over, on the same stream.
+  // Temporal stages continue from the previous call; a new input size
+  // starts them again.
+  void run(const Image& input, const Image& output, const RunOptions& options = {});
+  // Forgets temporal state: the next frame is a first frame.
+  void reset();
+
+ private:
+  struct Impl;
+  explicit Chain(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace stylepipe

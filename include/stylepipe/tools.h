@@ -1,0 +1,50 @@
+#pragma once
+// The CLI's other commands as calls: configs, stage docs, benchmarks,
+// contact sheets and logging.
+#include <string>
+#include <vector>
+
+#include "stylepipe/errors.h"
+
+namespace stylepipe {
+
+inline constexpr const char* kVersion = "0.1.0";
+
+// Reads and checks a config; throws ConfigError (every problem at once) or
+// MediaError when it cannot be read. Returns the number of stages.
+size_t validate_config(const std::string& path);
+
+std::string config_json_schema();  // `stylepipe schema`
+// `stylepipe stages`: "text", "json" or "markdown" (the README's stage reference).
+std::string stages_reference(const std::string& format);
+
+// `stylepipe bench`: the table it prints; the JSON report too where json_path is given.
+struct BenchRequest {
+  std::string config_path, input, size = "1920x1080", pixel_format = "yuv420p", backend = "auto", json_path;
+  int frames = 300, warmup = 30, frames_in_flight = 3;
+};
+std::string bench(const BenchRequest& request);
+
+// `stylepipe preview`: a labelled contact sheet of one frame through variants.
+struct PreviewRequest {
+  std::string config_path;
+  std::vector<std::string> extra_configs;  // one more tile each
+  std::vector<std::string> variations;     // STAGE.PARAM=V1,V2,...: one row each
+  std::string input, output;
+  double at_seconds = 0;
+  std::string backend = "auto";
+  std::string font;         // empty: fontconfig's sans-serif
+  std::string layout_json;  // where to write the tiles' rectangles and labels
+  bool overwrite = false;
+};
+int preview(const PreviewRequest& request);
+
+// quiet | error | warning | info | debug; false for another word.
+bool set_log_level(const std::string& level);
+void log_error(const std::string& message);
+
+// Tears the CUDA context down early where nothing uses it, so that process
+// exit does not pay for it.
+void release_device_early();
+
+}  // namespace stylepipe
