@@ -6,6 +6,7 @@
 
 #include "api/public_errors.h"
 #include "api/session_impl.h"
+#include "stylepipe/streams.h"
 #include "pipeline/cuda_check.h"
 
 namespace stylepipe::detail {
@@ -44,3 +45,21 @@ void copy_image_async(const Image& dst, const Image& src, void* stream) {
 }
 
 }  // namespace stylepipe::detail
+
+namespace stylepipe {
+
+void order_streams(void* consumer, void* producer, int device) {
+  if (consumer == producer) return;
+  detail::guarded([&] {
+    SP_CUDA_CHECK(cudaSetDevice(device));
+    cudaEvent_t done = nullptr;
+    SP_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    const cudaError_t recorded = cudaEventRecord(done, static_cast<cudaStream_t>(producer));
+    const cudaError_t waited =
+        recorded == cudaSuccess ? cudaStreamWaitEvent(static_cast<cudaStream_t>(consumer), done, 0) : recorded;
+    cudaEventDestroy(done);  // released once the wait is satisfied
+    SP_CUDA_CHECK(waited);
+  });
+}
+
+}  // namespace stylepipe

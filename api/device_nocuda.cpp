@@ -1,10 +1,11 @@
 // The sessions' CUDA side in a build without CUDA: every request says why not.
 #include "api/public_errors.h"
 #include "api/session_impl.h"
+#include "stylepipe/streams.h"
 
 namespace stylepipe::detail {
 
-[[noreturn]] static void no_cuda(int index) {
+[[noreturn]] void no_cuda(int index) {
   throw DeviceError(ExitCode::unavailable, "cuda:" + std::to_string(index) + ": " + sp::kNoCudaInBuild);
 }
 
@@ -14,3 +15,9 @@ void check_device_memory(const void*, int index, const char*) { no_cuda(index); 
 void copy_image_async(const Image&, const Image&, void*) { no_cuda(0); }
 
 }  // namespace stylepipe::detail
+
+namespace stylepipe {
+
+void order_streams(void*, void*, int device) { detail::no_cuda(device); }
+
+}  // namespace stylepipe

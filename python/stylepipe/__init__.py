@@ -1,0 +1,218 @@
+"""stylepipe: GPU video stylization (pencil drawing, xBR, halftoning, low-poly).
+
+A ``Chain`` runs a configured chain of stages on RGBA images: HxWx4 uint8
+arrays from NumPy (CPU), or PyTorch and CuPy (CUDA), taken through DLPack,
+``__cuda_array_interface__`` or the buffer protocol without a copy. On CUDA
+the work is queued on the caller's current stream, and nothing waits for it.
+
+    import numpy as np, stylepipe
+    chain = stylepipe.Chain([("pencil", {"color": True})], device="cpu")
+    sketch = chain(image)            # a new array of the input's kind
+    chain(image, out=image)          # in place
+
+``transcode`` is the whole video pipeline (``stylepipe run``).
+"""
+import json
+import os
+
+from . import _stylepipe
+from ._stylepipe import __version__, build_backends, cuda_device_count, stages_reference
+
+
+class Error(Exception):
+    """Every stylepipe error. ``exit_code`` is the CLI's code for it."""
+
+    exit_code = 70
+
+
+class ConfigError(Error, ValueError):
+    """A config that does not validate: ``file``, ``line``, ``column``, ``field`` name the first problem."""
+
+    file = ""
+    line = 0
+    column = 0
+    field = ""
+
+
+class MediaError(Error, OSError):
+    """A file that cannot be read, decoded, encoded or written."""
+
+
+class DeviceError(Error, RuntimeError):
+    """The device cannot do what was asked (no GPU, a build without CUDA)."""
+
+
+_stylepipe._set_error_classes(Error, ConfigError, MediaError, DeviceError)
+
+
+def validate_config(path):
+    """Checks a config file; raises ConfigError with every problem. Returns the number of stages."""
+    return _stylepipe.validate_config(os.fspath(path))
+
+
+def _device_text(device):
+    if device is None:
+        return "cpu"
+    text = str(device)
+    return "cuda:0" if text == "cuda" else text
+
+
+def _kind(array):
+    module = type(array).__module__.split(".")[0]
+    if module in ("torch", "cupy", "numpy"):
+        return module
+    return None
+
+
+def _current_stream(array, device):
+    """The caller's current stream on ``device`` as an integer handle (0: the legacy default)."""
+    kind = _kind(array)
+    if kind == "torch":
+        import torch
+        return torch.cuda.current_stream(array.device).cuda_stream
+    if kind == "cupy":
+        import cupy
+        with cupy.cuda.Device(device):
+            return cupy.cuda.get_current_stream().ptr
+    return 0
+
+
+def _stream_handle(stream):
+    if stream is None:
+        return None
+    if isinstance(stream, int):
+        return stream
+    for name in ("cuda_stream", "ptr"):
+        if hasattr(stream, name):
+            return int(getattr(stream, name))
+    raise TypeError("stream must be an integer handle or an object with .cuda_stream or .ptr, got %s"
+                    % type(stream).__name__)
+
+
+def _empty_like(array, shape):
+    kind = _kind(array)
+    if kind == "numpy":
+        import numpy
+        return numpy.empty(shape, dtype=numpy.uint8)
+    if kind == "torch":
+        import torch
+        return torch.empty(shape, dtype=torch.uint8, device=array.device)
+    if kind == "cupy":
+        import cupy
+        with cupy.cuda.Device(array.device.id):
+            return cupy.empty(shape, dtype=cupy.uint8)
+    raise TypeError("chain(img) makes its output as a NumPy, PyTorch or CuPy array; for a %s, pass out="
+                    % type(array).__name__)
+
+
+def _shape_of(array):
+    if hasattr(array, "shape"):
+        return tuple(int(n) for n in array.shape)
+    if hasattr(array, "__cuda_array_interface__"):
+        return tuple(array.__cuda_array_interface__["shape"])
+    return tuple(memoryview(array).shape)
+
+
+class Chain:
+    """A chain of stages on one device ("cpu", "cuda", "cuda:N").
+
+    ``Chain([("pencil", {"color": True}), ("xbr", {"scale": 2})], device="cuda:0")``;
+    ``Chain.from_yaml(path)``; ``Chain.from_dict({"pipeline": [...]})``.
+    Temporal stages keep their state between calls, in call order.
+    """
+
+    def __init__(self, stages=None, device="cpu", *, _native=None):
+        if _native is None:
+            if stages is None:
+                raise TypeError("Chain needs a list of (stage, parameters) pairs")
+            pipeline = []
+            for entry in stages:
+                if isinstance(entry, str):
+                    name, params = entry, {}
+                else:
+                    name, params = entry
+                pipeline.append({name: dict(params or {})})
+            _native = self._from_text({"pipeline": pipeline}, device, "<stages>")
+        self._native = _native
+
+    @staticmethod
+    def _from_text(config, device, name):
+        # JSON is YAML. One stage a line, so that a problem's line number is its stage's place in the list.
+        if isinstance(config, dict) and isinstance(config.get("pipeline"), list):
+            lines = ["pipeline:"] + ["  - " + json.dumps(stage) for stage in config["pipeline"]]
+            lines += [json.dumps(k) + ": " + json.dumps(v) for k, v in config.items() if k != "pipeline"]
+            text = "\n".join(lines) + "\n"
+        else:
+            text = json.dumps(config) + "\n"
+        return _stylepipe._Chain.from_yaml(text, _device_text(device), name)
+
+    @classmethod
+    def from_yaml(cls, path, device="cpu"):
+        """A chain from a YAML config file; errors name its line and column."""
+        return cls(_native=_stylepipe._Chain.from_file(os.fspath(path), _device_text(device)))
+
+    @classmethod
+    def from_dict(cls, config, device="cpu"):
+        """A chain from a config as a dict: ``{"pipeline": [{"pencil": {"color": True}}]}``."""
+        return cls(_native=cls._from_text(config, device, "<dict>"))
+
+    @property
+    def device(self):
+        return self._native.device
+
+    @property
+    def stages(self):
+        return self._native.stages
+
+    @property
+    def temporal(self):
+        """Whether a stage keeps state from frame to frame."""
+        return self._native.temporal
+
+    def output_shape(self, shape):
+        """The (H, W, 4) shape of the output for an input of ``shape``."""
+        return self._native.output_shape(tuple(shape))
+
+    def __call__(self, img, out=None, *, stream=None, time=None):
+        """Runs the chain on ``img`` into ``out`` (a new array of the input's kind when None).
+
+        On CUDA the work goes on ``stream`` (an integer handle or an object with
+        ``.cuda_stream`` or ``.ptr``), by default the caller's current stream of
+        PyTorch or CuPy; nothing waits for it. ``out`` may be ``img`` itself.
+        """
+        if out is None:
+            out = _empty_like(img, self.output_shape(_shape_of(img)))
+        handle = _stream_handle(stream)
+        if handle is None:
+            handle = _current_stream(img, int(self.device.split(":")[1])) if self.device != "cpu" else 0
+        self._native.run(img, out, handle, time)
+        return out
+
+    def reset(self):
+        """Forgets temporal state: the next frame is a first frame."""
+        self._native.reset()
+
+    def __repr__(self):
+        return "stylepipe.Chain(%r, device=%r)" % (self.stages, self.device)
+
+
+def transcode(input, output, config, *, jobs=0, progress=None, **options):
+    """Transcodes ``input`` to ``output`` through ``config`` (a YAML path, or a Chain made from one).
+
+    Keeps audio, timestamps and metadata; the options are ``stylepipe run``'s flags
+    (``codec``, ``crf``, ``preset``, ``backend``, ``overwrite``, ``frames``, ...).
+    ``progress(counts)`` is called with ``{"frames", "media_seconds"}`` as frames are written.
+    Ctrl-C stops it cleanly (the output keeps what was written) and raises KeyboardInterrupt.
+    Returns the exit code (0).
+    """
+    if isinstance(config, Chain):
+        if not config._native.path:
+            raise TypeError("transcode takes a Chain made by Chain.from_yaml(path), or the path itself")
+        options.setdefault("backend", "cpu" if config.device == "cpu" else "cuda")
+        config = config._native.path
+    fields = dict(options, input=os.fspath(input), output=os.fspath(output), config=os.fspath(config), jobs=jobs)
+    return _stylepipe._transcode(fields, progress)
+
+
+__all__ = ["Chain", "transcode", "validate_config", "stages_reference", "build_backends", "cuda_device_count",
+           "Error", "ConfigError", "MediaError", "DeviceError", "__version__"]
