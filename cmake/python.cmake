@@ -61,11 +61,15 @@ if(STYLEPIPE_HAS_PYTHON_MODULE)
   # The package's Python files beside the extension, so that PYTHONPATH=build/python imports it.
   file(GLOB PYTHON_PACKAGE_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/stylepipe/*.py
        ${PROJECT_SOURCE_DIR}/python/stylepipe/*.pyi ${PROJECT_SOURCE_DIR}/python/stylepipe/py.typed)
+  set(copied)
   foreach(file ${PYTHON_PACKAGE_FILES})
     get_filename_component(name ${file} NAME)
-    add_custom_command(TARGET _stylepipe POST_BUILD
-      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${file} ${STYLEPIPE_PYTHON_DIR}/stylepipe/${name})
+    add_custom_command(OUTPUT ${STYLEPIPE_PYTHON_DIR}/stylepipe/${name}
+      COMMAND ${CMAKE_COMMAND} -E copy ${file} ${STYLEPIPE_PYTHON_DIR}/stylepipe/${name} DEPENDS ${file})
+    list(APPEND copied ${STYLEPIPE_PYTHON_DIR}/stylepipe/${name})
   endforeach()
+  add_custom_target(stylepipe_python_files ALL DEPENDS ${copied})
+  add_dependencies(_stylepipe stylepipe_python_files)
   file(GLOB PYTHON_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/tests/test_*.py)
   foreach(test_file ${PYTHON_TESTS})
     get_filename_component(test_name ${test_file} NAME_WE)

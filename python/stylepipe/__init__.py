@@ -110,7 +110,11 @@ def _shape_of(array):
         return tuple(int(n) for n in array.shape)
     if hasattr(array, "__cuda_array_interface__"):
         return tuple(array.__cuda_array_interface__["shape"])
-    return tuple(memoryview(array).shape)
+    try:
+        return tuple(memoryview(array).shape)
+    except TypeError:
+        raise TypeError("the input must be an array: an object with __dlpack__, __cuda_array_interface__ or the "
+                        "buffer protocol (NumPy, PyTorch, CuPy), got %s" % type(array).__name__) from None
 
 
 class Chain:
