@@ -6,7 +6,10 @@
 #   full:  every test (ctest), memcheck + racecheck, bench at 640x480, 1920x1080, 3840x2160
 #   quick: the GPU tests only, memcheck, bench at 1920x1080 (fits one 10-minute device call)
 # The sanitizer runs last (it is the slowest). BENCH_CONFIGS, QUICK_SIZES and SANITIZE_TESTS
-# (space-separated) narrow the bench configs, the quick sizes and the sanitized tests.
+# (space-separated) narrow the bench configs, the quick sizes and the sanitized tests;
+# SKIP_E2E=1 leaves out the end-to-end, NVDEC and per-stage transcodes. The Python
+# module's GPU tests (PyTorch, CuPy), their memcheck and python/bench_chain.py run
+# where the machine's python3 has pybind11.
 # Usage: scripts/gpu-check.sh OUTDIR [quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +58,25 @@ for config in ${BENCH_CONFIGS:-configs/bench/*.yaml}; do
   done
 done
 
+step "Python module: GPU tests, memcheck, bench"
+if [ -d build-gpu/python/stylepipe ]; then
+  export PYTHONPATH=$PWD/build-gpu/python STYLEPIPE_BINARY=$PWD/build-gpu/stylepipe
+  (cd python/tests && python3 -m unittest -v test_gpu test_chain) >"$out/python_tests.log" 2>&1 || status=1
+  grep -E "^(Ran|OK|FAILED)|ERROR:|FAIL:|one thread" "$out/python_tests.log"
+  (cd python/tests && compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m unittest test_gpu) \
+    >"$out/sanitizer_python.log" 2>&1
+  echo "python test_gpu: memcheck rc=$? $(grep -E 'ERROR SUMMARY|^OK|^FAILED' "$out/sanitizer_python.log" | tr '\n' ' ')"
+  python3 python/bench_chain.py build-gpu/stylepipe >"$out/python_bench.log" 2>&1 || status=1
+  tail -n 4 "$out/python_bench.log"
+  unset PYTHONPATH STYLEPIPE_BINARY
+else
+  echo "no Python module in this build: $(grep -m1 'Python module' "$out/cmake.log")"
+fi
+
+if [ -n "${SKIP_E2E:-}" ]; then
+  step "SKIP_E2E: no end-to-end, NVDEC or per-stage transcodes"
+else
+
 step "end to end against ffmpeg (conversion-only chain)"
 export STYLEPIPE=build-gpu/stylepipe
 RUNS=${RUNS:-5} scripts/e2e-compare.sh "$out" || status=1
@@ -77,6 +99,8 @@ print(f"{sys.argv[2]}: {s['frames']['out']} frames in {s['wall_seconds']:.2f} s 
       f"({stages}; decoder {s['decoder']['name']}, encoder {s['encoder']['name'].split(' ->')[0]})")
 PY
 done
+fi  # SKIP_E2E
+
 step "compute-sanitizer on GPU tests"
 for t in ${SANITIZE_TESTS:-build-gpu/test_*}; do
   [[ -x $t && $t != *.cmake ]] || continue
