@@ -57,6 +57,10 @@ if(STYLEPIPE_HAS_PYTHON_MODULE)
   file(GLOB PYTHON_MODULE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/*.cpp)
   pybind11_add_module(_stylepipe MODULE ${PYTHON_MODULE_SOURCES})
   target_link_libraries(_stylepipe PRIVATE stylepipe_api ${STAGE_OBJECTS})
+  # The static libraries' symbols (FFmpeg, fmt, FFTW, ...) stay inside the module:
+  # no clash with the copies PyTorch or others load, and objects built as
+  # position-independent executables (the GPU kit's FFTW) link as local code.
+  target_link_options(_stylepipe PRIVATE -Wl,--exclude-libs,ALL)
   set_target_properties(_stylepipe PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${STYLEPIPE_PYTHON_DIR}/stylepipe)
   # The package's Python files beside the extension, so that PYTHONPATH=build/python imports it.
   file(GLOB PYTHON_PACKAGE_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/stylepipe/*.py
