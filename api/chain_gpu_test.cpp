@@ -26,15 +26,29 @@ struct DeviceImage {
   ~DeviceImage() { cudaFree(image.data); }
 };
 
-TEST(PublicChainGpu, EqualsTheCpuOnTheCallersStreamAndInPlace) {
+// What the backends promise (README): xbr and scale to the bit; pencil's
+// tone within one level in under 0.5% of the bytes (stages/pencil's own
+// CPU-against-CUDA test holds it to the same).
+void expect_backends_agree(const std::string& yaml, const HostImage& got, const HostImage& expected) {
+  const ImageDiff d = compare(got, expected);
+  if (yaml.find("pencil") == std::string::npos) {
+    EXPECT_EQ(d.differing_bytes, 0u);
+  } else {
+    EXPECT_LE(d.max_abs, 1);
+    EXPECT_LT(d.differing_bytes, got.pixels.size() / 200);
+  }
+}
+
+TEST(PublicChainGpu, MatchesTheCpuOnTheCallersStreamAndInPlace) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(fresh_seed());
   const int width = 211, height = 117;
   HostImage source = synthetic_photo(width, height, rng);
   auto cpu = stylepipe::Session::open(stylepipe::Device::cpu());
   auto gpu = stylepipe::Session::open(stylepipe::Device::cuda(0));
-  for (const char* yaml : {"pipeline:\n  - pencil: {color: true, temporal_smoothing: 0.8}\n",
-                           "pipeline:\n  - xbr: {scale: 3}\n", "pipeline:\n  - scale: {factor: 0.5}\n  - pencil: {}\n"}) {
+  for (const std::string yaml : {"pipeline:\n  - pencil: {color: true, temporal_smoothing: 0.8}\n",
+                           "pipeline:\n  - xbr: {scale: 3}\n", "pipeline:\n  - scale: {factor: 0.5}\n  - pencil: {}\n",
+                                "pipeline:\n  - scale: {factor: 0.5}\n"}) {
     SCOPED_TRACE(yaml);
     stylepipe::Chain on_cpu = stylepipe::Chain::from_yaml(yaml, cpu);
     stylepipe::Chain on_gpu = stylepipe::Chain::from_yaml(yaml, gpu);
@@ -55,7 +69,8 @@ TEST(PublicChainGpu, EqualsTheCpuOnTheCallersStreamAndInPlace) {
       CHECK_CUDA(cudaMemcpy2DAsync(got.pixels.data(), got.pitch, result.image.data, result.image.pitch, got.pitch,
                                    size_t(out.height), cudaMemcpyDeviceToHost, stream));
       CHECK_CUDA(cudaStreamSynchronize(stream));
-      EXPECT_EQ(compare(got, expected).differing_bytes, 0u) << "frame " << frame;
+      SCOPED_TRACE(testing::Message() << "frame " << frame);
+      expect_backends_agree(yaml, got, expected);
     }
     if (out == stylepipe::Size{width, height}) {  // in place: the output over the input
       on_gpu.reset();
@@ -68,7 +83,8 @@ TEST(PublicChainGpu, EqualsTheCpuOnTheCallersStreamAndInPlace) {
       CHECK_CUDA(cudaMemcpy2DAsync(got.pixels.data(), got.pitch, in.image.data, in.image.pitch, got.pitch,
                                    size_t(height), cudaMemcpyDeviceToHost, stream));
       CHECK_CUDA(cudaStreamSynchronize(stream));
-      EXPECT_EQ(compare(got, expected).differing_bytes, 0u) << "in place";
+      SCOPED_TRACE("in place");
+      expect_backends_agree(yaml, got, expected);
     }
     CHECK_CUDA(cudaStreamDestroy(stream));
   }

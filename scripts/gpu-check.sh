@@ -8,7 +8,7 @@
 # The sanitizer runs last (it is the slowest). BENCH_CONFIGS, QUICK_SIZES and SANITIZE_TESTS
 # (space-separated) narrow the bench configs, the quick sizes and the sanitized tests;
 # SKIP_E2E=1 leaves out the end-to-end, NVDEC and per-stage transcodes. The Python
-# module's GPU tests (PyTorch, CuPy), their memcheck and python/bench_chain.py run
+# module's GPU tests (PyTorch, CuPy), their memcheck and scripts/bench-python.py run
 # where the machine's python3 has pybind11.
 # Usage: scripts/gpu-check.sh OUTDIR [quick]
 set -uo pipefail
@@ -66,7 +66,7 @@ if [ -d build-gpu/python/stylepipe ]; then
   (cd python/tests && compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m unittest test_gpu) \
     >"$out/sanitizer_python.log" 2>&1
   echo "python test_gpu: memcheck rc=$? $(grep -E 'ERROR SUMMARY|^OK|^FAILED' "$out/sanitizer_python.log" | tr '\n' ' ')"
-  python3 python/bench_chain.py build-gpu/stylepipe >"$out/python_bench.log" 2>&1 || status=1
+  python3 scripts/bench-python.py build-gpu/stylepipe >"$out/python_bench.log" 2>&1 || status=1
   tail -n 4 "$out/python_bench.log"
   unset PYTHONPATH STYLEPIPE_BINARY
 else

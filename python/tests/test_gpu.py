@@ -20,8 +20,18 @@ except Exception:  # no CuPy, or no driver
 GPU = "cuda" in stylepipe.build_backends() and stylepipe.cuda_device_count() > 0
 WHY = "GPU test skipped: " + ("this build has no CUDA" if "cuda" not in stylepipe.build_backends() else "no CUDA device")
 
-# Chains whose CPU and CUDA pictures are bit-identical (README).
 STAGES = {"pencil": [("pencil", {"color": True})], "xbr": [("xbr", {"scale": 2})]}
+
+
+def assert_backends_agree(got, expected, name):
+    """What the backends promise (README): xbr to the bit; pencil's tone within one
+    level in under 0.5% of the bytes (as stages/pencil's own CPU-against-CUDA test)."""
+    if name == "xbr":
+        np.testing.assert_array_equal(got, expected)
+        return
+    difference = np.abs(got.astype(np.int16) - expected.astype(np.int16))
+    assert difference.max() <= 1, "max difference %d" % difference.max()
+    assert np.count_nonzero(difference) < difference.size / 200, "%d bytes differ" % np.count_nonzero(difference)
 
 
 @unittest.skipUnless(GPU and HAVE_TORCH, WHY + " or no PyTorch with CUDA")
@@ -36,13 +46,13 @@ class ChainOnTorch(unittest.TestCase):
                 t = torch.from_numpy(image).cuda()
                 out = chain(t)
                 self.assertEqual(out.device, t.device)
-                np.testing.assert_array_equal(out.cpu().numpy(), expected)
+                assert_backends_agree(out.cpu().numpy(), expected, name)
                 if name == "pencil":  # same size: in place
                     pointer = t.data_ptr()
                     result = chain(t, out=t)
                     self.assertIs(result, t)
                     self.assertEqual(t.data_ptr(), pointer)
-                    np.testing.assert_array_equal(t.cpu().numpy(), expected)
+                    assert_backends_agree(t.cpu().numpy(), expected, name)
 
     def test_memory_stays_flat_over_a_thousand_calls(self):
         t = torch.from_numpy(photo(256, 320, rng(12))).cuda()
@@ -60,13 +70,13 @@ class ChainOnTorch(unittest.TestCase):
     def test_work_follows_the_callers_stream(self):
         generator = rng(13)
         image = photo(200, 260, generator)
-        expected = stylepipe.Chain(STAGES["pencil"], device="cpu")(image)
+        expected = stylepipe.Chain(STAGES["xbr"], device="cpu")(image)
         source = torch.from_numpy(image).cuda()
-        chain = stylepipe.Chain(STAGES["pencil"], device="cuda:0")
+        chain = stylepipe.Chain(STAGES["xbr"], device="cuda:0")
 
         def run(stream_for_chain):
             frame = torch.zeros_like(source)
-            out = torch.zeros_like(source)
+            out = torch.zeros((400, 520, 4), dtype=torch.uint8, device="cuda")
             torch.cuda.synchronize()
             side = torch.cuda.Stream()
             with torch.cuda.stream(side):
@@ -96,8 +106,8 @@ class ChainOnTorch(unittest.TestCase):
     @unittest.skipUnless(GPU and HAVE_TORCH and torch.cuda.device_count() > 1, "needs 2 GPUs")
     def test_a_chain_on_the_second_gpu_stays_there(self):
         image = photo(64, 96, rng(14))
-        expected = stylepipe.Chain(STAGES["pencil"], device="cpu")(image)
-        chain = stylepipe.Chain(STAGES["pencil"], device="cuda:1")
+        expected = stylepipe.Chain(STAGES["xbr"], device="cpu")(image)
+        chain = stylepipe.Chain(STAGES["xbr"], device="cuda:1")
         t = torch.from_numpy(image).to("cuda:1")
         out = chain(t)
         self.assertEqual(out.device, torch.device("cuda:1"))
@@ -106,8 +116,10 @@ class ChainOnTorch(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "cuda:0"):
             chain(torch.from_numpy(image).to("cuda:0"))
 
-    def test_two_threads_with_two_chains_overlap(self):
-        image = torch.from_numpy(photo(1080, 1920, rng(15))).cuda()
+    def test_two_threads_enqueue_side_by_side(self):
+        # Small frames: each call is the host's enqueue of the stage's launches,
+        # so two threads halve the time only if the GIL is released during it.
+        image = torch.from_numpy(photo(240, 320, rng(15))).cuda()
         chains = [stylepipe.Chain(STAGES["pencil"], device="cuda") for _ in range(2)]
         outs = [torch.empty_like(image) for _ in range(2)]
         streams = [torch.cuda.Stream() for _ in range(2)]
@@ -119,20 +131,20 @@ class ChainOnTorch(unittest.TestCase):
             streams[i].synchronize()
 
         for i in range(2):
-            work(i, 3)
+            work(i, 20)
         import time
         t0 = time.perf_counter()
-        work(0, 40)
+        work(0, 800)
         one = time.perf_counter() - t0
-        threads = [threading.Thread(target=work, args=(i, 20)) for i in range(2)]
+        threads = [threading.Thread(target=work, args=(i, 400)) for i in range(2)]
         t0 = time.perf_counter()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         two = time.perf_counter() - t0
-        print("40 pencil frames at 1080p: one thread %.1f ms, two threads %.1f ms" % (one * 1e3, two * 1e3))
-        self.assertLess(two, one, "two threads %.3f s, one %.3f s" % (two, one))
+        print("800 pencil frames of 320x240: one thread %.1f ms, two threads %.1f ms" % (one * 1e3, two * 1e3))
+        self.assertLess(two, 0.8 * one, "two threads %.3f s, one %.3f s" % (two, one))
         self.assertTrue(torch.equal(outs[0], outs[1]))
 
 
@@ -146,10 +158,11 @@ class ChainOnCupy(unittest.TestCase):
         pointer = c.data.ptr
         self.assertIs(chain(c, out=c), c)
         self.assertEqual(c.data.ptr, pointer)
-        np.testing.assert_array_equal(cupy.asnumpy(c), expected)
+        assert_backends_agree(cupy.asnumpy(c), expected, "pencil")
+        chain.reset()
         fresh = chain(cupy.asarray(image))
         self.assertIsInstance(fresh, cupy.ndarray)
-        np.testing.assert_array_equal(cupy.asnumpy(fresh), expected)
+        assert_backends_agree(cupy.asnumpy(fresh), expected, "pencil")
 
     def test_cuda_array_interface_alone_is_taken(self):
         image = photo(70, 50, rng(22))

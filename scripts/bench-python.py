@@ -1,6 +1,6 @@
 """Times stylepipe.Chain from Python on PyTorch CUDA tensors against `stylepipe bench`.
 
-    PYTHONPATH=build/python python3 python/bench_chain.py build/stylepipe [--size 1920x1080] [--frames 300]
+    PYTHONPATH=build/python python3 scripts/bench-python.py build/stylepipe [--size 1920x1080] [--frames 300]
 
 For each config: the chain's device fps from `stylepipe bench` (CUDA events,
 median), the fps of a Python loop of `chain(t, out=buf)` (CUDA events around
