@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what stylepipe needs to build and test on Debian 12 / Ubuntu 24.04.
+# Installs what stylepipe needs to build and test on Debian 12 and 13 (CI proves both).
 # The CUDA toolkit (NVIDIA's packages, /usr/local/cuda) is optional: it is not
 # in the distribution's default repositories, and without it the build is the
 # CPU-only configuration (same CLI, configs and CPU results; no CUDA backend).
@@ -16,6 +16,7 @@ packages=(
   xvfb  # a virtual X server for the x11grab capture test
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL
   python3 python3-jsonschema python3-yaml  # tests only: configs checked against the JSON schema
+  python3-dev python3-pybind11 python3-numpy  # the Python module (python/) and its tests
   slurmctld slurmd slurm-client munge  # tests only: a single-node Slurm cluster (scripts/slurm-local.sh)
   clang libclang-rt-dev  # checks only: libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
   help2man file  # the Debian package: its man page from --help; file for CPack's dpkg-shlibdeps step
