@@ -35,6 +35,11 @@ set(CPACK_PACKAGE_CONTACT "stylepipe maintainers <stylepipe@invalid>")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION video)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+if(STYLEPIPE_HAS_PYTHON_MODULE)
+  # The module is built for one Python's ABI (cpython-3XY): that Python, whatever its point release.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS
+      "python3 (>= ${STYLEPIPE_PYTHON_VERSION}~), python3 (<< ${STYLEPIPE_PYTHON_NEXT_VERSION}~)")
+endif()
 set(CPACK_STRIP_FILES ON)
 set(CPACK_GENERATOR DEB)
 include(CPack)
@@ -46,3 +51,7 @@ add_test(NAME deb_package
   COMMAND ${PROJECT_SOURCE_DIR}/tests/deb_package_test.sh ${CMAKE_BINARY_DIR} $<BOOL:${STYLEPIPE_HAS_CUDA}>)
 set_tests_properties(deb_package PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS package
                      RESOURCE_LOCK system_packages)
+if(STYLEPIPE_HAS_PYTHON_MODULE)
+  set_tests_properties(deb_package PROPERTIES ENVIRONMENT
+                       "STYLEPIPE_DEB_PYTHON=1;STYLEPIPE_DEB_PYTHON_PRELOAD=${sp_python_asan_runtime}")
+endif()

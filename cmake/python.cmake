@@ -20,6 +20,17 @@ function(sp_python_probe interpreter out_var)
 endfunction()
 
 set(STYLEPIPE_HAS_PYTHON_MODULE OFF)
+# An uninstrumented interpreter loads the module: ASan's runtime must be preloaded
+# (clang's shared one, below); TSan and libFuzzer builds leave the module out.
+set(sp_python_asan_runtime "")
+if(STYLEPIPE_SANITIZE MATCHES "thread" OR STYLEPIPE_FUZZ OR
+   (STYLEPIPE_SANITIZE MATCHES "address" AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang"))
+  message(STATUS "stylepipe: the Python module is left out of this sanitizer build (${STYLEPIPE_SANITIZE})")
+  set(STYLEPIPE_PYTHON_MODULE OFF)
+elseif(STYLEPIPE_SANITIZE MATCHES "address")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-x86_64.so
+                  OUTPUT_VARIABLE sp_python_asan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+endif()
 if(NOT STYLEPIPE_PYTHON_MODULE STREQUAL "OFF")
   set(candidates ${STYLEPIPE_PYTHON})
   if(NOT candidates)
@@ -43,6 +54,10 @@ if(NOT STYLEPIPE_PYTHON_MODULE STREQUAL "OFF")
     set(Python_EXECUTABLE ${sp_python})  # pybind11 3 (FindPython)
     find_package(pybind11 CONFIG REQUIRED HINTS ${pybind11_cmake_dir})
     set(STYLEPIPE_HAS_PYTHON_MODULE ON)
+    execute_process(COMMAND ${sp_python} -c "import sys; print('%d.%d;%d.%d' % (sys.version_info[:2] + (sys.version_info[0], sys.version_info[1] + 1)), end='')"
+                    OUTPUT_VARIABLE sp_python_versions)
+    list(GET sp_python_versions 0 STYLEPIPE_PYTHON_VERSION)
+    list(GET sp_python_versions 1 STYLEPIPE_PYTHON_NEXT_VERSION)
     message(STATUS "stylepipe: the Python module is built for ${sp_python} (pybind11 ${pybind11_VERSION})")
   elseif(STYLEPIPE_PYTHON_MODULE STREQUAL "ON")
     message(FATAL_ERROR "stylepipe: no Python with its headers, pybind11 and NumPy: ${why_not}")
@@ -61,6 +76,12 @@ if(STYLEPIPE_HAS_PYTHON_MODULE)
   # no clash with the copies PyTorch or others load, and objects built as
   # position-independent executables (the GPU kit's FFTW) link as local code.
   target_link_options(_stylepipe PRIVATE -Wl,--exclude-libs,ALL)
+  set(sp_python_test_environment "PYTHONPATH=${STYLEPIPE_PYTHON_DIR}" "STYLEPIPE_BINARY=$<TARGET_FILE:stylepipe>")
+  if(sp_python_asan_runtime)
+    target_link_options(_stylepipe PRIVATE -shared-libasan)
+    # The interpreter's own allocations at exit are not the module's leaks.
+    list(APPEND sp_python_test_environment "LD_PRELOAD=${sp_python_asan_runtime}")
+  endif()
   set_target_properties(_stylepipe PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${STYLEPIPE_PYTHON_DIR}/stylepipe)
   # The package's Python files beside the extension, so that PYTHONPATH=build/python imports it.
   file(GLOB PYTHON_PACKAGE_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/stylepipe/*.py
@@ -74,13 +95,18 @@ if(STYLEPIPE_HAS_PYTHON_MODULE)
   endforeach()
   add_custom_target(stylepipe_python_files ALL DEPENDS ${copied})
   add_dependencies(_stylepipe stylepipe_python_files)
+  # Installed (and so in the .deb) where Debian's python3 looks: /usr/lib/python3/dist-packages.
+  install(TARGETS _stylepipe LIBRARY DESTINATION lib/python3/dist-packages/stylepipe)
+  install(FILES ${PYTHON_PACKAGE_FILES} DESTINATION lib/python3/dist-packages/stylepipe)
   file(GLOB PYTHON_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/tests/test_*.py)
   foreach(test_file ${PYTHON_TESTS})
     get_filename_component(test_name ${test_file} NAME_WE)
     add_test(NAME python_${test_name} COMMAND ${sp_python} -m unittest -v ${test_name}
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/python/tests)
-    set_tests_properties(python_${test_name} PROPERTIES
-      ENVIRONMENT "PYTHONPATH=${STYLEPIPE_PYTHON_DIR};STYLEPIPE_BINARY=$<TARGET_FILE:stylepipe>"
+    set_tests_properties(python_${test_name} PROPERTIES ENVIRONMENT "${sp_python_test_environment}"
       SKIP_RETURN_CODE 77 LABELS python TIMEOUT 600)
+    if(sp_python_asan_runtime)
+      set_tests_properties(python_${test_name} PROPERTIES ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
+    endif()
   endforeach()
 endif()

@@ -95,6 +95,28 @@ ffmpeg -v error -i "$tmp/pencil.mp4" -f framemd5 - | grep -v '^#' | awk -F, '{ p
 [[ $(wc -l <"$tmp/out.md5") == "$frames" ]] || fail "decoding the output gave $(wc -l <"$tmp/out.md5") frames"
 [[ -z "$(comm -12 <(sort "$tmp/in.md5") <(sort "$tmp/out.md5"))" ]] || fail "some output frames equal input frames"
 
+# The Python module, where the build has one (STYLEPIPE_DEB_PYTHON=1), from
+# Debian's python3 and its own dist-packages: the installed chain against the
+# installed CLI on the same raw frames.
+if [[ "${STYLEPIPE_DEB_PYTHON:-0}" == 1 ]]; then
+  grep -q '^./usr/lib/python3/dist-packages/stylepipe/__init__.py$' <<<"$contents" || fail "the Python package is not in the .deb"
+  LD_PRELOAD=${STYLEPIPE_DEB_PYTHON_PRELOAD:-} ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 /usr/bin/python3 - "$tmp" <<'PY' \
+    || fail "the installed Python module does not give the installed CLI's pictures"
+import subprocess, sys, numpy as np, stylepipe
+tmp = sys.argv[1]
+assert stylepipe.__file__.startswith("/usr/lib/python3/dist-packages/"), stylepipe.__file__
+image = np.random.default_rng().integers(0, 256, (48, 64, 4), dtype=np.uint8)
+image.tofile(tmp + "/in.rgba")
+subprocess.run(["/usr/bin/stylepipe", "run", "/usr/share/stylepipe/configs/xbr-live.yaml", "-f", "rawvideo", "--pix-fmt",
+                "rgba", "--size", "64x48", "-i", tmp + "/in.rgba", "--backend", "cpu", "--progress", "none", "--codec",
+                "rawvideo", "-f", "rawvideo", "--pix-fmt", "rgba", "-o", tmp + "/out.rgba"], check=True, capture_output=True)
+chain = stylepipe.Chain.from_yaml("/usr/share/stylepipe/configs/xbr-live.yaml")
+expected = np.fromfile(tmp + "/out.rgba", np.uint8).reshape(chain.output_shape(image.shape))
+np.testing.assert_array_equal(chain(image), expected)
+PY
+  note "the installed Python module gives the installed CLI's pictures"
+fi
+
 apt-get purge -y -qq -o DPkg::Lock::Timeout=300 stylepipe >"$tmp/apt.log" 2>&1 \
   || { cat "$tmp/apt.log" >&2; fail "apt-get purge stylepipe failed"; }
 installed=0
