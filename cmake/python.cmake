@@ -109,4 +109,9 @@ if(STYLEPIPE_HAS_PYTHON_MODULE)
       set_tests_properties(python_${test_name} PROPERTIES ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
     endif()
   endforeach()
+  add_test(NAME python_pip_install
+           COMMAND ${PROJECT_SOURCE_DIR}/python/tests/pip_install_test.sh ${sp_python} ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(python_pip_install PROPERTIES
+    ENVIRONMENT "${sp_python_test_environment};SOURCE_DIR=${PROJECT_SOURCE_DIR}" SKIP_RETURN_CODE 77 LABELS python
+    TIMEOUT 600 RESOURCE_LOCK python_module_build)
 endif()

@@ -17,6 +17,7 @@ packages=(
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL
   python3 python3-jsonschema python3-yaml  # tests only: configs checked against the JSON schema
   python3-dev python3-pybind11 python3-numpy  # the Python module (python/) and its tests
+  python3-venv python3-pip  # tests only: `pip install .` into a venv
   slurmctld slurmd slurm-client munge  # tests only: a single-node Slurm cluster (scripts/slurm-local.sh)
   clang libclang-rt-dev  # checks only: libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
   help2man file  # the Debian package: its man page from --help; file for CPack's dpkg-shlibdeps step
