@@ -109,6 +109,14 @@ if(STYLEPIPE_HAS_PYTHON_MODULE)
       set_tests_properties(python_${test_name} PROPERTIES ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
     endif()
   endforeach()
+  add_test(NAME python_readme_recipes
+           COMMAND ${sp_python} ${PROJECT_SOURCE_DIR}/tests/check_readme_python.py ${PROJECT_SOURCE_DIR}/README.md
+                   ${PROJECT_SOURCE_DIR})
+  set_tests_properties(python_readme_recipes PROPERTIES ENVIRONMENT "${sp_python_test_environment}" LABELS python
+                       TIMEOUT 600)
+  if(sp_python_asan_runtime)
+    set_tests_properties(python_readme_recipes PROPERTIES ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
+  endif()
   add_test(NAME python_pip_install
            COMMAND ${PROJECT_SOURCE_DIR}/python/tests/pip_install_test.sh ${sp_python} ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(python_pip_install PROPERTIES
