@@ -28,13 +28,14 @@ def main():
     if not recipes:
         print("README has no ```python recipe under ## Python")
         return 1
-    failed = 0
+    failed = skipped = 0
     for number, code in enumerate(recipes, 1):
         needs = [lib for lib in ("torch", "cupy") if re.search(r"^import .*\b%s\b" % lib, code, re.M)]
         missing = [lib for lib in needs if not gpu_library_ready(lib)]
         first = code.strip().splitlines()[0]
         if missing:
             print("recipe %d (%s): skipped: %s with a GPU is not here" % (number, first, ", ".join(missing)))
+            skipped += 1
             continue
         with tempfile.TemporaryDirectory() as tmp:
             os.symlink(os.path.join(source, "configs"), os.path.join(tmp, "configs"))
@@ -44,7 +45,7 @@ def main():
             print("recipe %d (%s): FAILED\n%s%s" % (number, first, result.stdout, result.stderr))
         else:
             print("recipe %d (%s): ok" % (number, first))
-    print("%d passed, %d failed" % (len(recipes) - failed, failed))
+    print("%d passed, %d failed, %d skipped" % (len(recipes) - failed - skipped, failed, skipped))
     return 1 if failed else 0
 
 
