@@ -39,12 +39,16 @@ class FrameGraphs {
   bool enabled() const { return enabled_; }
   uint64_t captured() const { return captured_; }
   uint64_t replayed() const { return replayed_; }
+  // Captures another thread invalidated (its call synchronized the device):
+  // those frames ran launch by launch.
+  uint64_t invalidated() const { return invalidated_; }
 
  private:
+  void run_uncaptured_after_invalidation(const std::function<void()>& work);
   size_t capacity_;
   bool enabled_;
   std::map<Key, cudaGraphExec_t> graphs_;
-  uint64_t captured_ = 0, replayed_ = 0;
+  uint64_t captured_ = 0, replayed_ = 0, invalidated_ = 0;
 };
 
 // The parts of a picture a replayed graph depends on, for its key.

@@ -36,17 +36,30 @@ void FrameGraphs::run(const Key& key, cudaStream_t stream, const std::function<v
       return;
     }
     // Thread-local: another thread's unrelated CUDA calls (a decoder, an
-    // encoder) neither break the capture nor join it.
+    // encoder) neither break the capture nor join it. But one that
+    // synchronizes the device (cudaFree, cudaDeviceSynchronize: another
+    // worker's teardown on the same GPU) invalidates it; nothing captured has
+    // run then, so this frame runs launch by launch and a later one captures.
     SP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
     try {
       work();
     } catch (...) {
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      cudaStreamIsCapturing(stream, &status);
       cudaStreamEndCapture(stream, &graph);
       if (graph) cudaGraphDestroy(graph);
-      throw;
+      if (status != cudaStreamCaptureStatusInvalidated) throw;
+      run_uncaptured_after_invalidation(work);
+      return;
     }
-    SP_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    if (ended == cudaErrorStreamCaptureInvalidated) {
+      if (graph) cudaGraphDestroy(graph);
+      run_uncaptured_after_invalidation(work);
+      return;
+    }
+    SP_CUDA_CHECK(ended);
     cudaGraphExec_t exec = nullptr;
     const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);
@@ -57,6 +70,13 @@ void FrameGraphs::run(const Key& key, cudaStream_t stream, const std::function<v
     ++replayed_;
   }
   SP_CUDA_CHECK(cudaGraphLaunch(found->second, stream));
+}
+
+void FrameGraphs::run_uncaptured_after_invalidation(const std::function<void()>& work) {
+  cudaGetLastError();  // the invalidation, reported to this thread: not this frame's error
+  ++invalidated_;
+  log_debug("frame graphs: another thread's CUDA call broke a capture; this frame runs launch by launch");
+  work();
 }
 
 void append_key(FrameGraphs::Key& key, const PlanarView& v) {

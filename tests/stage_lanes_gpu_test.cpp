@@ -5,10 +5,13 @@
 // CUDA graphs (FrameGraphsCuda below).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
+#include "pipeline/cuda_check.h"
 #include "pipeline/device.h"
 #include "pipeline/frame_engine.h"
 #include "pipeline/frame_graphs.h"
@@ -214,6 +217,74 @@ TEST(FrameGraphsCuda, PastItsCapacityTheWorkRunsItself) {
   EXPECT_EQ(got, expected);
   cudaStreamDestroy(stream);
   cudaFree(device);
+}
+
+// Worker threads on one GPU (issue 29: two segment workers failed with
+// cudaErrorStreamCaptureInvalidated): while threads capture frames, others
+// free memory and synchronize the device, which invalidates captures in
+// flight. Every frame must still be written, with the values of its own call.
+TEST(FrameGraphsCuda, CapturesSurviveOtherThreadsSynchronizingTheDevice) {
+  SP_REQUIRE_CUDA();
+  start_cuda_context();
+  const uint64_t seed = fresh_seed();
+  constexpr int kThreads = 4, kRounds = 40, kKeys = 24;
+  std::atomic<bool> capturing{true};
+  std::atomic<uint64_t> invalidated{0}, disruptions{0};
+  std::atomic<int> failures{0};
+  std::thread disruptor([&] {
+    while (capturing) {
+      void* p = nullptr;
+      if (cudaMalloc(&p, 1 << 16) != cudaSuccess || cudaFree(p) != cudaSuccess ||
+          cudaDeviceSynchronize() != cudaSuccess) {
+        cudaGetLastError();
+        ++failures;
+      }
+      ++disruptions;
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t)
+    workers.emplace_back([&, t] {
+      std::mt19937_64 rng(seed + uint64_t(t));
+      uint8_t* device = nullptr;
+      cudaStream_t stream = nullptr;
+      if (cudaMalloc(&device, kKeys) != cudaSuccess ||
+          cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+        ++failures;
+        return;
+      }
+      std::vector<uint8_t> expected(kKeys), got(kKeys);
+      for (int round = 0; round < kRounds; ++round) {
+        FrameGraphs graphs;  // fresh each round: every key is a capture
+        try {
+          for (int k = 0; k < kKeys; ++k) {
+            expected[size_t(k)] = uint8_t(1 + rng() % 250);
+            const uint8_t value = expected[size_t(k)];
+            graphs.run({uintptr_t(k)}, stream, [&] { SP_CUDA_CHECK(cudaMemsetAsync(device + k, value, 1, stream)); });
+          }
+          SP_CUDA_CHECK(cudaMemcpyAsync(got.data(), device, kKeys, cudaMemcpyDeviceToHost, stream));
+          SP_CUDA_CHECK(cudaStreamSynchronize(stream));
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << "thread " << t << " round " << round << ": " << e.what();
+          ++failures;
+          break;
+        }
+        if (got != expected) {
+          ADD_FAILURE() << "thread " << t << " round " << round << ": a frame kept another call's values";
+          ++failures;
+        }
+        invalidated += graphs.invalidated();
+      }
+      cudaStreamDestroy(stream);
+      cudaFree(device);
+    });
+  for (std::thread& w : workers) w.join();
+  capturing = false;
+  disruptor.join();
+  EXPECT_EQ(failures.load(), 0) << "seed " << seed;
+  std::printf("%d threads x %d captures beside %llu device synchronizations: %llu captures invalidated\n", kThreads,
+              kRounds * kKeys, static_cast<unsigned long long>(disruptions.load()),
+              static_cast<unsigned long long>(invalidated.load()));
 }
 
 }  // namespace
