@@ -12,6 +12,8 @@ packages=(
   libfontconfig-dev fonts-dejavu-core  # the labels of `stylepipe preview` (drawtext finds the font through fontconfig)
   libyaml-cpp-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libfftw3-dev
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev  # the GStreamer plugin (gstreamer/); bad: the CUDA memory headers (gstcuda)
+  gstreamer1.0-tools gstreamer1.0-plugins-base  # tests only: gst-launch-1.0, videotestsrc and videoconvert for the plugin's tests
   mirrormagic-data  # real pixel-art tile sheets for the xbr oracle tests
   xvfb  # a virtual X server for the x11grab capture test
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL

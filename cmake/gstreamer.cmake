@@ -1,0 +1,47 @@
+# The GStreamer plugin (gstreamer/): libgststylepipe.so with the `stylepipe`
+# element, a client of the public API only (scripts/check-layers.sh). Built
+# where pkg-config finds GStreamer >= 1.22 (Debian 12) with its base and video
+# libraries; skipped with a message otherwise. Its tests need gstreamer-check
+# and the tools (gst-launch-1.0) with videotestsrc (gstreamer1.0-plugins-base).
+set(STYLEPIPE_GSTREAMER AUTO CACHE STRING "Build the GStreamer plugin: AUTO, ON or OFF")
+
+set(STYLEPIPE_HAS_GSTREAMER OFF)
+if(NOT STYLEPIPE_GSTREAMER STREQUAL "OFF")
+  pkg_check_modules(GST IMPORTED_TARGET
+    gstreamer-1.0>=1.22 gstreamer-base-1.0>=1.22 gstreamer-video-1.0>=1.22)
+  if(GST_FOUND)
+    set(STYLEPIPE_HAS_GSTREAMER ON)
+    message(STATUS "stylepipe: the GStreamer plugin is built (GStreamer ${GST_gstreamer-1.0_VERSION})")
+  elseif(STYLEPIPE_GSTREAMER STREQUAL "ON")
+    message(FATAL_ERROR "stylepipe: no GStreamer >= 1.22 development files (gstreamer-1.0, -base, -video)")
+  else()
+    message(STATUS "stylepipe: the GStreamer plugin is skipped: no GStreamer >= 1.22 development files "
+                   "(apt-get install libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev)")
+  endif()
+endif()
+
+if(STYLEPIPE_HAS_GSTREAMER)
+  # Where the plugin is built: GST_PLUGIN_PATH=<build>/gstreamer finds it.
+  set(STYLEPIPE_GST_PLUGIN_DIR ${CMAKE_BINARY_DIR}/gstreamer)
+  file(GLOB GST_PLUGIN_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/gstreamer/*.cpp)
+  list(FILTER GST_PLUGIN_SOURCES EXCLUDE REGEX "_test\\.cpp$")
+  sp_filter_backend_sources(GST_PLUGIN_SOURCES)
+  add_library(gststylepipe MODULE ${GST_PLUGIN_SOURCES})
+  target_link_libraries(gststylepipe PRIVATE stylepipe_api ${STAGE_OBJECTS} PkgConfig::GST)
+  # As the Python module, the static libraries' symbols stay inside the plugin;
+  # the version script keeps the stages' objects local too: it exports its descriptor only.
+  target_link_options(gststylepipe PRIVATE -Wl,--exclude-libs,ALL
+    -Wl,--version-script=${PROJECT_SOURCE_DIR}/gstreamer/plugin.map)
+  set_property(TARGET gststylepipe APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/gstreamer/plugin.map)
+  if(NOT STYLEPIPE_HAS_CUDA)
+    # GStreamer loads plugins with RTLD_NOW: every symbol must resolve. A
+    # CPU-only library references sp::StageChain::run_cuda (on Chain::run's
+    # CUDA branch, never taken there) and defines it nowhere; it is pointed at
+    # a stub that throws (gstreamer/staging_nocuda.cpp).
+    target_link_options(gststylepipe PRIVATE
+      "-Wl,--defsym=_ZN2sp10StageChain8run_cudaERKNS_8RgbaViewES3_RKNS_9FrameInfoEP11CUstream_stRKSt6vectorIP10CUevent_stSaISB_EEi=spgst_no_cuda_run")
+  endif()
+  target_link_options(gststylepipe PRIVATE -Wl,--no-undefined)
+  set_target_properties(gststylepipe PROPERTIES
+    PREFIX "lib" OUTPUT_NAME gststylepipe LIBRARY_OUTPUT_DIRECTORY ${STYLEPIPE_GST_PLUGIN_DIR})
+endif()
