@@ -88,13 +88,16 @@ class ChainOnTorch(unittest.TestCase):
                 if stream_for_chain is None:
                     chain(frame, out=out)  # the current stream: `side`
                 else:
-                    chain(UnorderedInterface(frame) if unordered else frame, out=out, stream=stream_for_chain)
+                    if unordered:
+                        chain(UnorderedInterface(frame), out=UnorderedInterface(out), stream=stream_for_chain)
+                    else:
+                        chain(frame, out=out, stream=stream_for_chain)
             torch.cuda.synchronize()
             return out.cpu().numpy()
 
         np.testing.assert_array_equal(run(None), expected)
         other = torch.cuda.Stream()
-        # Another stream is ordered after `side` by DLPack's stream argument ...
+        # Another stream is ordered after `side` by DLPack's stream argument (torch records the order) ...
         np.testing.assert_array_equal(run(other), expected)
         # ... and the check can fail: without that order the chain reads the input before it is written.
         self.assertFalse(np.array_equal(run(other, unordered=True), expected))
