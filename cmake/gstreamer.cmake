@@ -45,3 +45,37 @@ if(STYLEPIPE_HAS_GSTREAMER)
   set_target_properties(gststylepipe PROPERTIES
     PREFIX "lib" OUTPUT_NAME gststylepipe LIBRARY_OUTPUT_DIRECTORY ${STYLEPIPE_GST_PLUGIN_DIR})
 endif()
+
+# The plugin's tests (CPU): GstHarness and pipelines in a gtest binary, and
+# gst-launch-1.0 runs against the CLI. Both find the plugin through
+# GST_PLUGIN_PATH and keep their registry in the build folder.
+if(STYLEPIPE_HAS_GSTREAMER)
+  pkg_check_modules(GST_CHECK IMPORTED_TARGET gstreamer-check-1.0>=1.22)
+  find_program(STYLEPIPE_GST_LAUNCH gst-launch-1.0)
+  set(gst_test_environment
+    "GST_PLUGIN_PATH=${STYLEPIPE_GST_PLUGIN_DIR}"
+    "GST_REGISTRY_1_0=${STYLEPIPE_GST_PLUGIN_DIR}/test-registry.bin"
+    "STYLEPIPE_BINARY=$<TARGET_FILE:stylepipe>")
+  if(GST_CHECK_FOUND)
+    add_executable(test_gstreamer ${PROJECT_SOURCE_DIR}/gstreamer/tests/element_test.cpp)
+    target_link_libraries(test_gstreamer PRIVATE PkgConfig::GST_CHECK PkgConfig::GST GTest::gtest)
+    # The binary sets the environment above itself (unless it is set): a
+    # discovered test's ENVIRONMENT takes one variable only.
+    target_compile_definitions(test_gstreamer PRIVATE STYLEPIPE_GST_PLUGIN_DIR="${STYLEPIPE_GST_PLUGIN_DIR}"
+      STYLEPIPE_BINARY="$<TARGET_FILE:stylepipe>")
+    add_dependencies(test_gstreamer gststylepipe stylepipe)
+    gtest_discover_tests(test_gstreamer DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+      PROPERTIES LABELS gstreamer TIMEOUT 300)
+  else()
+    message(STATUS "stylepipe: the GStreamer plugin's GstHarness tests are skipped: no gstreamer-check-1.0")
+  endif()
+  if(STYLEPIPE_GST_LAUNCH)
+    add_test(NAME gstreamer_launch
+      COMMAND ${PROJECT_SOURCE_DIR}/gstreamer/tests/launch_test.sh $<TARGET_FILE:stylepipe>)
+    set_tests_properties(gstreamer_launch PROPERTIES
+      ENVIRONMENT "${gst_test_environment}" LABELS gstreamer TIMEOUT 300 SKIP_RETURN_CODE 77)
+  else()
+    message(STATUS "stylepipe: the GStreamer plugin's gst-launch tests are skipped: no gst-launch-1.0 "
+                   "(apt-get install gstreamer1.0-tools)")
+  endif()
+endif()
