@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "python/array_import.h"
+#include "python/video.h"
 #include "stylepipe/chain.h"
 #include "stylepipe/errors.h"
 #include "stylepipe/session.h"
@@ -204,6 +205,7 @@ PYBIND11_MODULE(_stylepipe, m) {
       .def("run", &PyChain::run, py::arg("input"), py::arg("out"), py::arg("stream"), py::arg("time_seconds"))
       .def("reset", &PyChain::reset);
 
+  stylepipe::python::bind_video(m);
   m.def("_transcode", &transcode_from_python, py::arg("fields"), py::arg("progress"));
   m.def("validate_config", &validate_config, py::arg("path"),
         "Checks a config; raises ConfigError with every problem, returns the number of stages.");

@@ -81,6 +81,37 @@ def main():
         print("%-28s %11.1f %11.1f %11.1f %7.3f %14.1f %13.1f" % (
             config, 1e3 / stages, report["device_resident"]["device_fps"], 1e3 / python_ms, stages / python_ms,
             (python_ms - stages) * 1e3, host))
+    video_loop(args.stylepipe, 300)
+
+
+def video_loop(binary, frames):
+    """VideoReader -> chain -> VideoWriter in Python against `stylepipe run` on the same 1080p H.264 clip
+    (pencil, libx264 ultrafast), wall-clock fps of each, best of 3."""
+    with tempfile.TemporaryDirectory() as tmp:
+        clip = os.path.join(tmp, "clip.mp4")
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30",
+                        "-frames:v", str(frames), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip],
+                       check=True)
+        config = "configs/bench/pencil.yaml"
+        cli, python = [], []
+        for run in range(3):
+            out = os.path.join(tmp, "cli%d.mp4" % run)
+            t0 = time.perf_counter()
+            subprocess.run([binary, "run", config, "-i", clip, "-o", out, "--codec", "libx264", "--preset", "ultrafast",
+                            "--progress", "none"], check=True, capture_output=True)
+            cli.append(frames / (time.perf_counter() - t0))
+            out = os.path.join(tmp, "py%d.mp4" % run)
+            t0 = time.perf_counter()
+            chain = stylepipe.Chain.from_yaml(config, device="cuda:0")
+            reader = stylepipe.VideoReader(clip, device="cuda:0")
+            with stylepipe.VideoWriter(out, like=reader, codec="libx264", preset="ultrafast") as writer:
+                for frame in reader:
+                    writer.write(chain(frame), time=frame.time)
+            python.append(frames / (time.perf_counter() - t0))
+        print(json.dumps({"video_loop": {"frames": frames, "cli_fps": cli, "python_fps": python,
+                                         "nvdec": reader.hardware_decoding}}))
+        print("\nvideo 1080p pencil -> libx264 ultrafast, %d frames: stylepipe run %.1f fps, Python loop %.1f fps, "
+              "ratio %.3f (NVDEC %s)" % (frames, max(cli), max(python), max(python) / max(cli), reader.hardware_decoding))
 
 
 if __name__ == "__main__":

@@ -61,13 +61,13 @@ done
 step "Python module: GPU tests, memcheck, bench"
 if [ -d build-gpu/python/stylepipe ]; then
   export PYTHONPATH=$PWD/build-gpu/python STYLEPIPE_BINARY=$PWD/build-gpu/stylepipe
-  (cd python/tests && python3 -m unittest -v test_gpu test_chain) >"$out/python_tests.log" 2>&1 || status=1
+  (cd python/tests && python3 -m unittest -v test_gpu test_chain test_video) >"$out/python_tests.log" 2>&1 || status=1
   grep -E "^(Ran|OK|FAILED)|ERROR:|FAIL:|one thread" "$out/python_tests.log"
   (cd python/tests && compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m unittest test_gpu) \
     >"$out/sanitizer_python.log" 2>&1
   echo "python test_gpu: memcheck rc=$? $(grep -E 'ERROR SUMMARY|^OK|^FAILED' "$out/sanitizer_python.log" | tr '\n' ' ')"
   python3 scripts/bench-python.py build-gpu/stylepipe >"$out/python_bench.log" 2>&1 || status=1
-  tail -n 4 "$out/python_bench.log"
+  tail -n 6 "$out/python_bench.log"
   unset PYTHONPATH STYLEPIPE_BINARY
 else
   echo "no Python module in this build: $(grep -m1 'Python module' "$out/cmake.log")"

@@ -16,7 +16,7 @@ import json
 import os
 
 from . import _stylepipe
-from ._stylepipe import __version__, build_backends, cuda_device_count, stages_reference
+from ._stylepipe import Frame, __version__, build_backends, cuda_device_count, stages_reference
 
 
 class Error(Exception):
@@ -67,6 +67,8 @@ def _kind(array):
 def _current_stream(array, device):
     """The caller's current stream on ``device`` as an integer handle (0: the legacy default)."""
     kind = _kind(array)
+    if isinstance(array, Frame):
+        return array.stream
     if kind == "torch":
         import torch
         return torch.cuda.current_stream(array.device).cuda_stream
@@ -91,6 +93,16 @@ def _stream_handle(stream):
 
 def _empty_like(array, shape):
     kind = _kind(array)
+    if isinstance(array, Frame):  # a frame of ours: an array of the library at hand
+        if array.device == "cpu":
+            kind = "numpy"
+        else:
+            try:
+                import torch
+                return torch.empty(shape, dtype=torch.uint8, device=array.device)
+            except ImportError:
+                kind = "cupy"
+                array = None
     if kind == "numpy":
         import numpy
         return numpy.empty(shape, dtype=numpy.uint8)
@@ -99,7 +111,7 @@ def _empty_like(array, shape):
         return torch.empty(shape, dtype=torch.uint8, device=array.device)
     if kind == "cupy":
         import cupy
-        with cupy.cuda.Device(array.device.id):
+        with cupy.cuda.Device(array.device.id if array is not None else 0):
             return cupy.empty(shape, dtype=cupy.uint8)
     raise TypeError("chain(img) makes its output as a NumPy, PyTorch or CuPy array; for a %s, pass out="
                     % type(array).__name__)
@@ -200,6 +212,96 @@ class Chain:
         return "stylepipe.Chain(%r, device=%r)" % (self.stages, self.device)
 
 
+def _caller_stream(device):
+    """The current stream of the caller's framework on a CUDA ``device`` ("cuda:N"): PyTorch's, else CuPy's."""
+    index = int(device.split(":")[1])
+    try:
+        import torch
+        if torch.cuda.is_initialized():
+            return torch.cuda.current_stream(index).cuda_stream
+    except ImportError:
+        pass
+    try:
+        import cupy
+        with cupy.cuda.Device(index):
+            return cupy.cuda.get_current_stream().ptr
+    except ImportError:
+        return 0
+
+
+class VideoReader:
+    """Decodes a video into RGBA frames on ``device``: NVDEC straight into GPU memory on CUDA.
+
+    ``for frame in VideoReader("in.mp4", device="cuda:0")``: each ``Frame`` is HxWx4 uint8,
+    exported without a copy (``torch.from_dlpack(frame)``, ``cupy.from_dlpack``, ``np.asarray``),
+    with ``frame.time`` in seconds. A frame's buffer is not reused while it, or an export of it, lives.
+    On CUDA the conversion is queued on the caller's current stream (or ``stream=``).
+    """
+
+    def __init__(self, path, device="cpu", hwdec="auto", stream=None):
+        self.device = _device_text(device)
+        self._native = _stylepipe._VideoReader(os.fspath(path), self.device, hwdec)
+        self._stream = _stream_handle(stream)
+
+    width = property(lambda self: self._native.width)
+    height = property(lambda self: self._native.height)
+    frame_rate = property(lambda self: self._native.frame_rate)
+    duration = property(lambda self: self._native.duration)
+    codec = property(lambda self: self._native.codec)
+    hardware_decoding = property(lambda self: self._native.hardware_decoding)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        stream = self._stream
+        if stream is None:
+            stream = _caller_stream(self.device) if self.device != "cpu" else 0
+        frame = self._native.next(stream, self.device)
+        if frame is None:
+            raise StopIteration
+        return frame
+
+
+class VideoWriter:
+    """Encodes RGBA frames (HxWx4 uint8 arrays on the writer's device, or Frames).
+
+    ``VideoWriter(path, like=reader)`` takes the reader's size, rate and colour tags;
+    ``VideoWriter(path, width=, height=, frame_rate=)`` sets them. Options: ``codec``,
+    ``crf``, ``preset``, ``pixel_format``, ``format``, ``overwrite``. Use it as a context
+    manager, or call ``close()``: the file is written under a temporary name until then.
+    """
+
+    def __init__(self, path, like=None, *, width=0, height=0, frame_rate=0.0, device=None, **options):
+        if device is None:
+            device = like.device if like is not None else "cpu"
+        self.device = _device_text(device)
+        self.frame_rate = like.frame_rate if like is not None else frame_rate
+        self._frames = 0
+        self._native = _stylepipe._VideoWriter(os.fspath(path), like._native if like is not None else None,
+                                               width, height, float(frame_rate), self.device, options)
+
+    def write(self, frame, time=None, stream=None):
+        """Encodes ``frame``, shown at ``time`` seconds (default: a Frame's own, else the next frame's slot)."""
+        if time is None:
+            time = frame.time if isinstance(frame, Frame) else self._frames / self.frame_rate
+        handle = _stream_handle(stream)
+        if handle is None:
+            handle = _current_stream(frame, int(self.device.split(":")[1])) if self.device != "cpu" else 0
+        self._native.write(frame, float(time), handle, self.device)
+        self._frames += 1
+
+    def close(self):
+        self._native.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
 def transcode(input, output, config, *, jobs=0, progress=None, **options):
     """Transcodes ``input`` to ``output`` through ``config`` (a YAML path, or a Chain made from one).
 
@@ -218,5 +320,5 @@ def transcode(input, output, config, *, jobs=0, progress=None, **options):
     return _stylepipe._transcode(fields, progress)
 
 
-__all__ = ["Chain", "transcode", "validate_config", "stages_reference", "build_backends", "cuda_device_count",
+__all__ = ["Chain", "transcode", "VideoReader", "VideoWriter", "Frame", "validate_config", "stages_reference", "build_backends", "cuda_device_count",
            "Error", "ConfigError", "MediaError", "DeviceError", "__version__"]

@@ -125,6 +125,57 @@ class ChainOnTorch(unittest.TestCase):
             chain(torch.from_numpy(image).to("cuda:0"))
 
 
+@unittest.skipUnless(GPU and HAVE_TORCH, WHY + " or no PyTorch with CUDA")
+class VideoOnTorch(unittest.TestCase):
+    def setUp(self):
+        import tempfile
+        from test_video import make_clip
+        self.tmp = tempfile.TemporaryDirectory()
+        self.clip = self.tmp.name + "/in.mp4"
+        make_clip(self.clip, size="320x240", seconds=0.8)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_decoded_frames_read_on_a_fresh_stream_are_complete(self):
+        expected = [np.asarray(f).copy() for f in stylepipe.VideoReader(self.clip, device="cpu")]
+        reader = stylepipe.VideoReader(self.clip, device="cuda:0")
+        slow, fresh = torch.cuda.Stream(), torch.cuda.Stream()
+        count = 0
+        while True:
+            with torch.cuda.stream(slow):
+                torch.cuda._sleep(20_000_000)  # the conversion waits behind this on `slow`
+                try:
+                    frame = next(reader)
+                except StopIteration:
+                    break
+            with torch.cuda.stream(fresh):
+                t = torch.from_dlpack(frame)  # `fresh` is ordered after `slow`
+                copy = t.clone()
+                self.assertEqual(torch.from_dlpack(frame).data_ptr(), t.data_ptr(), "an export is the frame itself")
+            fresh.synchronize()
+            np.testing.assert_array_equal(copy.cpu().numpy(), expected[frame.index], err_msg="frame %d" % frame.index)
+            count += 1
+        self.assertEqual(count, len(expected))
+        print("NVDEC: %s" % reader.hardware_decoding)
+
+    def test_reader_chain_writer_on_the_gpu_equals_the_cpu(self):
+        import subprocess
+        config = {"pipeline": [{"xbr": {"scale": 2}}]}  # CPU and CUDA agree to the bit
+        outputs = {}
+        for device in ("cpu", "cuda:0"):
+            chain = stylepipe.Chain.from_dict(config, device=device)
+            reader = stylepipe.VideoReader(self.clip, device=device)
+            path = "%s/%s.mkv" % (self.tmp.name, device.replace(":", ""))
+            with stylepipe.VideoWriter(path, width=640, height=480, frame_rate=reader.frame_rate, device=device,
+                                       codec="ffv1") as writer:
+                for frame in reader:
+                    writer.write(chain(frame), time=frame.time)
+            outputs[device] = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "framemd5", "-"],
+                                             check=True, capture_output=True, text=True).stdout
+        self.assertEqual(outputs["cuda:0"], outputs["cpu"])
+
+
 @unittest.skipUnless(GPU and HAVE_CUPY, WHY + " or no CuPy")
 class ChainOnCupy(unittest.TestCase):
     def test_equals_the_cpu_in_place(self):
