@@ -23,11 +23,46 @@ endif()
 if(STYLEPIPE_HAS_GSTREAMER)
   # Where the plugin is built: GST_PLUGIN_PATH=<build>/gstreamer finds it.
   set(STYLEPIPE_GST_PLUGIN_DIR ${CMAKE_BINARY_DIR}/gstreamer)
+  # CUDA memory (video/x-raw(memory:CUDAMemory)) where the build has CUDA and
+  # GStreamer's CUDA library (libgstcuda-1.0, 1.22's plugins-bad) is found.
+  set(STYLEPIPE_GST_CUDA_MEMORY OFF)
+  if(STYLEPIPE_HAS_CUDA)
+    pkg_check_modules(GST_CUDA IMPORTED_TARGET gstreamer-cuda-1.0>=1.22)
+    if(GST_CUDA_FOUND)
+      set(STYLEPIPE_GST_CUDA_MEMORY ON)
+    else()
+      message(STATUS "stylepipe: the GStreamer plugin takes system memory only: no gstreamer-cuda-1.0 "
+                     "(apt-get install libgstreamer-plugins-bad1.0-dev)")
+    endif()
+  endif()
+  message(STATUS "stylepipe: the GStreamer plugin's CUDA memory path ${STYLEPIPE_GST_CUDA_MEMORY}")
+
   file(GLOB GST_PLUGIN_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/gstreamer/*.cpp)
   list(FILTER GST_PLUGIN_SOURCES EXCLUDE REGEX "_test\\.cpp$")
   sp_filter_backend_sources(GST_PLUGIN_SOURCES)
+  if(STYLEPIPE_GST_CUDA_MEMORY)
+    list(FILTER GST_PLUGIN_SOURCES EXCLUDE REGEX "/cuda_memory_none\\.cpp$")
+  else()
+    list(FILTER GST_PLUGIN_SOURCES EXCLUDE REGEX "/cuda_memory_gstcuda\\.cpp$")
+  endif()
   add_library(gststylepipe MODULE ${GST_PLUGIN_SOURCES})
   target_link_libraries(gststylepipe PRIVATE stylepipe_api ${STAGE_OBJECTS} PkgConfig::GST)
+  if(STYLEPIPE_GST_CUDA_MEMORY)
+    target_link_libraries(gststylepipe PRIVATE PkgConfig::GST_CUDA)
+    target_compile_definitions(gststylepipe PRIVATE GST_USE_UNSTABLE_API)
+    # libgstcuda's loader header includes cudaGL.h, which includes <GL/gl.h>
+    # for two types. Machines without OpenGL's headers (the GPU machines) get
+    # a stand-in with those types; the plugin uses no OpenGL.
+    include(CheckIncludeFileCXX)
+    check_include_file_cxx(GL/gl.h STYLEPIPE_HAVE_GL_H)
+    if(NOT STYLEPIPE_HAVE_GL_H)
+      set(gl_stand_in ${CMAKE_BINARY_DIR}/gstreamer/gl-stand-in)
+      file(WRITE ${gl_stand_in}/GL/gl.h
+        "/* A stand-in for OpenGL's header (cmake/gstreamer.cmake): the types cudaGL.h names. */\n"
+        "#pragma once\ntypedef unsigned int GLenum;\ntypedef unsigned int GLuint;\n")
+      target_include_directories(gststylepipe SYSTEM PRIVATE ${gl_stand_in})
+    endif()
+  endif()
   # As the Python module, the static libraries' symbols stay inside the plugin;
   # the version script keeps the stages' objects local too: it exports its descriptor only.
   target_link_options(gststylepipe PRIVATE -Wl,--exclude-libs,ALL

@@ -121,6 +121,7 @@ void Engine::run_device(const stylepipe::Image& input, const stylepipe::Image& o
   chain_->run(input, output, run_options);
   std::lock_guard lock(stats_mutex_);
   ++stats_.frames;
+  ++stats_.device_frames;
 }
 
 void Engine::reset() {
@@ -132,11 +133,6 @@ void Engine::reset() {
 EngineStats Engine::stats() const {
   std::lock_guard lock(stats_mutex_);
   return stats_;
-}
-
-void Engine::count_transfer(bool upload) {
-  std::lock_guard lock(stats_mutex_);
-  ++(upload ? stats_.uploads : stats_.downloads);
 }
 
 }  // namespace spgst

@@ -31,6 +31,7 @@ enum class Layout { rgba, bgrx };
 // What the element has done, for its `stats` property.
 struct EngineStats {
   uint64_t frames = 0;
+  uint64_t device_frames = 0;  // of those, read and written in place in CUDA memory
   uint64_t resets = 0;
   uint64_t converted_frames = 0;  // BGRx frames turned into RGBA before the chain (a host copy each)
   uint64_t uploads = 0;           // system memory frames staged to the GPU (CUDA backend)
@@ -75,7 +76,6 @@ class Engine {
   // The next frame is a first frame (a flush, a new segment).
   void reset();
   EngineStats stats() const;
-  void count_transfer(bool upload);  // the element's own staging, for the stats
 
  private:
   stylepipe::Chain make_chain(std::shared_ptr<stylepipe::Session> session) const;

@@ -6,8 +6,13 @@
 //   GST_ELEMENT_ERROR, whose text has the config's file:line:col.
 // - System memory: RGBA or BGRx in (BGRx is turned into RGBA first, one host
 //   copy), RGBA out; the input is read at its own row stride (GstVideoMeta),
-//   never copied for RGBA on the CPU. The output size is the chain's
+//   never copied for RGBA on the CPU. On the CUDA backend each frame is staged
+//   through pinned memory to the GPU and back. The output size is the chain's
 //   (Chain::output_size: xbr scales).
+// - CUDA memory (`video/x-raw(memory:CUDAMemory)`, RGBA in and out; CUDA
+//   builds with gstreamer-cuda-1.0, the CUDA backend): the chain reads and
+//   writes the frames where they are, on the context the element shares with
+//   its neighbours (gstreamer/cuda_memory.h), and finishes before it pushes.
 // - The transform is synchronous: a frame leaves before the next comes in, so
 //   the element holds no frames in flight and adds no latency (LATENCY query).
 //   QoS is on: late frames are dropped before the chain sees them.
@@ -22,11 +27,12 @@
 #include <optional>
 #include <string>
 
+#include "gstreamer/cuda_memory.h"
 #include "gstreamer/engine.h"
 #include "stylepipe/errors.h"
 #include "stylepipe/session.h"
 
-GST_DEBUG_CATEGORY_STATIC(gst_stylepipe_debug);
+GST_DEBUG_CATEGORY(gst_stylepipe_debug);
 #define GST_CAT_DEFAULT gst_stylepipe_debug
 
 namespace {
@@ -44,11 +50,22 @@ constexpr int kDefaultDeviceId = -1;
 
 #define STYLEPIPE_SYSTEM_SINK_CAPS GST_VIDEO_CAPS_MAKE("{ RGBA, BGRx }")
 #define STYLEPIPE_SYSTEM_SRC_CAPS GST_VIDEO_CAPS_MAKE("RGBA")
+#define STYLEPIPE_CUDA_CAPS GST_VIDEO_CAPS_MAKE_WITH_FEATURES("memory:CUDAMemory", "RGBA")
 
-GstStaticPadTemplate sink_template =
-    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(STYLEPIPE_SYSTEM_SINK_CAPS));
-GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(STYLEPIPE_SYSTEM_SRC_CAPS));
+// CUDA memory first where the build has it, then system memory.
+GstPadTemplate* pad_template(const char* name, GstPadDirection direction, const char* system_caps) {
+  const std::string text =
+      spgst::cuda_memory_built() ? std::string(STYLEPIPE_CUDA_CAPS) + "; " + system_caps : std::string(system_caps);
+  GstCaps* caps = gst_caps_from_string(text.c_str());
+  GstPadTemplate* templ = gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps);
+  gst_caps_unref(caps);
+  return templ;
+}
+
+bool has_cuda_feature(GstCaps* caps, guint index = 0) {
+  GstCapsFeatures* features = gst_caps_get_features(caps, index);
+  return features && gst_caps_features_contains(features, spgst::kCudaMemoryFeature);
+}
 
 // What the instance holds besides GObject's fields (C++ members).
 struct Private {
@@ -57,15 +74,19 @@ struct Private {
   spgst::BackendChoice backend = spgst::BackendChoice::automatic;
   int cuda_device_id = kDefaultDeviceId;
 
-  // Made at NULL -> READY, dropped at READY -> NULL. Caps queries come from
-  // any thread: they take a reference under the mutex.
+  // Made at NULL -> READY, dropped at READY -> NULL. Caps and context
+  // queries come from any thread: they take a reference under the mutex.
   std::mutex engine_mutex;
   std::shared_ptr<spgst::Engine> engine;
-  bool warned_fallback = false;
+  std::shared_ptr<spgst::CudaMemory> cuda;  // the CUDA backend with CUDA memory support
+  bool warned_fallback = false, warned_cuda_memory = false, warned_foreign = false;
+  int neighbours_device = -1;  // the device of a CUDA context handed in before READY
 
   // The negotiated caps (streaming thread).
   GstVideoInfo in_info{}, out_info{};
   spgst::Layout layout = spgst::Layout::rgba;
+  bool cuda_caps = false;        // memory:CUDAMemory on both pads
+  uint64_t staged_cuda_frames = 0;  // CUDA memory of another context, staged through host memory
 };
 
 }  // namespace
@@ -100,10 +121,16 @@ std::shared_ptr<spgst::Engine> engine_of(GstStylepipe* self) {
   return self->priv->engine;
 }
 
+std::shared_ptr<spgst::CudaMemory> cuda_of(GstStylepipe* self) {
+  std::lock_guard lock(self->priv->engine_mutex);
+  return self->priv->cuda;
+}
+
 // A stylepipe error as an element error: config problems are SETTINGS (the
 // text is every problem as `file:line:col: error: message`), unreadable files
 // NOT_FOUND / OPEN_READ, devices FAILED.
-void post_error(GstStylepipe* self, const char* when, const std::exception& e) {
+void post_error(GstStylepipe* self, const std::exception& e) {
+  const char* when = dynamic_cast<const stylepipe::DeviceError*>(&e) ? "stylepipe device" : "stylepipe config";
   const std::string text = std::string(when) + ": " + e.what();
   if (dynamic_cast<const stylepipe::ConfigError*>(&e)) {
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", text.c_str()), ("invalid stylepipe config"));
@@ -124,7 +151,7 @@ gboolean open_engine(GstStylepipe* self) {
   options.config_path = p.config_path;
   options.pipeline_text = p.pipeline_text;
   options.backend = p.backend;
-  options.cuda_device = p.cuda_device_id;
+  options.cuda_device = p.cuda_device_id >= 0 ? p.cuda_device_id : p.neighbours_device;
   GST_OBJECT_UNLOCK(self);
 
   std::string fallback;
@@ -136,7 +163,7 @@ gboolean open_engine(GstStylepipe* self) {
     GST_INFO_OBJECT(self, "chain [%s] on %s%s", engine->stage_list().c_str(), engine->device_name().c_str(),
                     temporal ? " (temporal: frames in order, reset on flush and new segments)" : "");
   } catch (const std::exception& e) {
-    post_error(self, "stylepipe config", e);
+    post_error(self, e);
     return FALSE;
   }
   if (!fallback.empty() && !p.warned_fallback) {
@@ -144,16 +171,35 @@ gboolean open_engine(GstStylepipe* self) {
     GST_ELEMENT_WARNING(self, RESOURCE, FAILED, ("stylepipe runs on the CPU: %s", fallback.c_str()),
                         ("backend=auto found no CUDA device; set backend=cpu to choose the CPU without this warning"));
   }
+  // CUDA memory: the chain's context, shared before upstream looks for one.
+  std::shared_ptr<spgst::CudaMemory> cuda;
+  if (engine->backend() == stylepipe::Backend::cuda && spgst::cuda_memory_built()) {
+    try {
+      cuda = std::make_shared<spgst::CudaMemory>(GST_ELEMENT(self), engine->cuda_device());
+      cuda->post_context();
+      GST_INFO_OBJECT(self, "CUDA memory on %s", cuda->describe().c_str());
+    } catch (const std::exception& e) {
+      if (!p.warned_cuda_memory) {
+        p.warned_cuda_memory = true;
+        GST_ELEMENT_WARNING(self, RESOURCE, FAILED, ("stylepipe takes system memory only: %s", e.what()),
+                            ("the chain runs on %s; frames are staged through pinned memory",
+                             engine->device_name().c_str()));
+      }
+    }
+  }
   std::lock_guard lock(p.engine_mutex);
   p.engine = std::move(engine);
+  p.cuda = std::move(cuda);
   return TRUE;
 }
 
 void close_engine(GstStylepipe* self) {
   std::shared_ptr<spgst::Engine> engine;
+  std::shared_ptr<spgst::CudaMemory> cuda;
   {
     std::lock_guard lock(self->priv->engine_mutex);
     engine.swap(self->priv->engine);
+    cuda.swap(self->priv->cuda);
   }
   // The last reference goes here, or with a caps query still holding one.
 }
@@ -162,11 +208,18 @@ GstStructure* stats_of(GstStylepipe* self) {
   std::shared_ptr<spgst::Engine> engine = engine_of(self);
   if (!engine) return gst_structure_new_empty("stylepipe-stats");
   const spgst::EngineStats s = engine->stats();
-  return gst_structure_new("stylepipe-stats", "device", G_TYPE_STRING, engine->device_name().c_str(), "stages",
-                           G_TYPE_STRING, engine->stage_list().c_str(), "frames", G_TYPE_UINT64, guint64(s.frames),
-                           "resets", G_TYPE_UINT64, guint64(s.resets), "converted-frames", G_TYPE_UINT64,
-                           guint64(s.converted_frames), "uploads", G_TYPE_UINT64, guint64(s.uploads), "downloads",
-                           G_TYPE_UINT64, guint64(s.downloads), nullptr);
+  GST_OBJECT_LOCK(self);
+  const bool cuda_caps = self->priv->cuda_caps;
+  const guint64 staged = self->priv->staged_cuda_frames;
+  GST_OBJECT_UNLOCK(self);
+  std::shared_ptr<spgst::CudaMemory> cuda = cuda_of(self);
+  return gst_structure_new(
+      "stylepipe-stats", "device", G_TYPE_STRING, engine->device_name().c_str(), "stages", G_TYPE_STRING,
+      engine->stage_list().c_str(), "memory", G_TYPE_STRING, cuda_caps ? "CUDAMemory" : "system", "cuda-context",
+      G_TYPE_STRING, cuda ? cuda->describe().c_str() : "", "frames", G_TYPE_UINT64, guint64(s.frames),
+      "device-frames", G_TYPE_UINT64, guint64(s.device_frames), "resets", G_TYPE_UINT64, guint64(s.resets),
+      "converted-frames", G_TYPE_UINT64, guint64(s.converted_frames), "uploads", G_TYPE_UINT64, guint64(s.uploads),
+      "downloads", G_TYPE_UINT64, guint64(s.downloads), "staged-cuda-frames", G_TYPE_UINT64, staged, nullptr);
 }
 
 std::optional<double> stream_seconds(GstBaseTransform* trans, GstBuffer* buffer) {
@@ -203,11 +256,17 @@ bool map_size(GstStylepipe* self, GstPadDirection direction, GstStructure* s) {
 static GstCaps* gst_stylepipe_transform_caps(GstBaseTransform* trans, GstPadDirection direction, GstCaps* caps,
                                              GstCaps* filter) {
   GstStylepipe* self = GST_STYLEPIPE(trans);
+  // CUDA memory only where the chain runs on CUDA with CUDA memory support
+  // (before READY, what the templates say).
+  const bool opened = engine_of(self) != nullptr;
+  const bool cuda_memory = !opened || cuda_of(self) != nullptr;
   GstCaps* result = gst_caps_new_empty();
   for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
+    const bool cuda_structure = has_cuda_feature(caps, i);
+    if (cuda_structure && !cuda_memory) continue;
     GstStructure* s = gst_structure_copy(gst_caps_get_structure(caps, i));
     GstCapsFeatures* features = gst_caps_features_copy(gst_caps_get_features(caps, i));
-    if (direction == GST_PAD_SINK) {
+    if (direction == GST_PAD_SINK || cuda_structure) {
       gst_structure_set(s, "format", G_TYPE_STRING, "RGBA", nullptr);
     } else {
       GValue formats = G_VALUE_INIT, format = G_VALUE_INIT;
@@ -292,6 +351,12 @@ static gboolean gst_stylepipe_set_caps(GstBaseTransform* trans, GstCaps* incaps,
     return FALSE;
   }
   if (GST_VIDEO_INFO_FORMAT(&out) != GST_VIDEO_FORMAT_RGBA) return FALSE;
+  const bool cuda_caps = has_cuda_feature(incaps);
+  if (cuda_caps != has_cuda_feature(outcaps) || (cuda_caps && !cuda_of(self))) {
+    GST_WARNING_OBJECT(self, "CUDA memory on one side only, or without CUDA memory support");
+    return FALSE;
+  }
+  if (cuda_caps && GST_VIDEO_INFO_FORMAT(&in) != GST_VIDEO_FORMAT_RGBA) return FALSE;
   switch (GST_VIDEO_INFO_FORMAT(&in)) {
     case GST_VIDEO_FORMAT_RGBA:
       p.layout = spgst::Layout::rgba;
@@ -304,9 +369,13 @@ static gboolean gst_stylepipe_set_caps(GstBaseTransform* trans, GstCaps* incaps,
   }
   p.in_info = in;
   p.out_info = out;
-  GST_INFO_OBJECT(self, "%s %dx%d -> RGBA %dx%d on %s", gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&in)),
+  GST_OBJECT_LOCK(self);
+  p.cuda_caps = cuda_caps;
+  GST_OBJECT_UNLOCK(self);
+  GST_INFO_OBJECT(self, "%s %dx%d -> RGBA %dx%d on %s, %s", gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&in)),
                   GST_VIDEO_INFO_WIDTH(&in), GST_VIDEO_INFO_HEIGHT(&in), GST_VIDEO_INFO_WIDTH(&out),
-                  GST_VIDEO_INFO_HEIGHT(&out), engine->device_name().c_str());
+                  GST_VIDEO_INFO_HEIGHT(&out), engine->device_name().c_str(),
+                  cuda_caps ? "CUDA memory in place" : "system memory");
   return TRUE;
 }
 
@@ -325,6 +394,11 @@ static gboolean gst_stylepipe_propose_allocation(GstBaseTransform* trans, GstQue
   gst_query_parse_allocation(query, &caps, nullptr);
   GstVideoInfo info;
   if (caps == nullptr || !gst_video_info_from_caps(&info, caps)) return FALSE;
+  if (has_cuda_feature(caps)) {
+    // Upstream (a decoder) writes its frames straight into buffers of the chain's context.
+    std::shared_ptr<spgst::CudaMemory> cuda = cuda_of(GST_STYLEPIPE(trans));
+    return cuda && cuda->propose_pool(query, caps);
+  }
   gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
   if (gst_query_get_n_allocation_pools(query) == 0) {
     GstBufferPool* pool = gst_video_buffer_pool_new();
@@ -347,6 +421,11 @@ static gboolean gst_stylepipe_decide_allocation(GstBaseTransform* trans, GstQuer
   gst_query_parse_allocation(query, &outcaps, nullptr);
   GstVideoInfo info;
   if (outcaps == nullptr || !gst_video_info_from_caps(&info, outcaps)) return FALSE;
+  if (has_cuda_feature(outcaps)) {
+    std::shared_ptr<spgst::CudaMemory> cuda = cuda_of(GST_STYLEPIPE(trans));
+    if (!cuda || !cuda->decide_pool(query, outcaps)) return FALSE;
+    return GST_BASE_TRANSFORM_CLASS(parent_class)->decide_allocation(trans, query);
+  }
 
   GstAllocator* allocator = nullptr;
   GstAllocationParams params;
@@ -399,12 +478,33 @@ static GstFlowReturn gst_stylepipe_transform(GstBaseTransform* trans, GstBuffer*
   std::shared_ptr<spgst::Engine> engine = engine_of(self);
   if (!engine) return GST_FLOW_FLUSHING;
 
+  // CUDA memory of the chain's context: mapped as device pointers, run in
+  // place on the element's stream, finished before the buffer is pushed.
+  // Other CUDA memory (another context) is mapped to host memory by
+  // GStreamer and staged like system memory, with a warning once.
+  std::shared_ptr<spgst::CudaMemory> cuda = p.cuda_caps ? cuda_of(self) : nullptr;
+  const bool in_place = cuda && cuda->is_ours(inbuf) && cuda->is_ours(outbuf);
+  if (cuda && !in_place) {
+    GST_OBJECT_LOCK(self);
+    ++p.staged_cuda_frames;
+    GST_OBJECT_UNLOCK(self);
+    if (!p.warned_foreign) {
+      p.warned_foreign = true;
+      GST_ELEMENT_WARNING(self, STREAM, FAILED,
+                          ("stylepipe stages CUDA memory of another CUDA context through host memory"),
+                          ("the chain runs on %s; share it with the neighbours (its context is posted and "
+                           "answered to queries) to keep frames in place",
+                           cuda->describe().c_str()));
+    }
+  }
+  const GstMapFlags read = in_place ? spgst::CudaMemory::device_map(GST_MAP_READ) : GST_MAP_READ;
+  const GstMapFlags write = in_place ? spgst::CudaMemory::device_map(GST_MAP_WRITE) : GST_MAP_WRITE;
   GstVideoFrame in, out;
-  if (!gst_video_frame_map(&in, &p.in_info, inbuf, GST_MAP_READ)) {
+  if (!gst_video_frame_map(&in, &p.in_info, inbuf, read)) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("could not map the input frame"), (nullptr));
     return GST_FLOW_ERROR;
   }
-  if (!gst_video_frame_map(&out, &p.out_info, outbuf, GST_MAP_WRITE)) {
+  if (!gst_video_frame_map(&out, &p.out_info, outbuf, write)) {
     gst_video_frame_unmap(&in);
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("could not map the output frame"), (nullptr));
     return GST_FLOW_ERROR;
@@ -417,7 +517,12 @@ static GstFlowReturn gst_stylepipe_transform(GstBaseTransform* trans, GstBuffer*
                                 size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0))};
   GstFlowReturn ret = GST_FLOW_OK;
   try {
-    engine->run_host(input, p.layout, output, stream_seconds(trans, inbuf));
+    if (in_place) {
+      engine->run_device(input, output, cuda->stream(), stream_seconds(trans, inbuf));
+      cuda->finish();
+    } else {
+      engine->run_host(input, p.layout, output, stream_seconds(trans, inbuf));
+    }
   } catch (const std::exception& e) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("stylepipe: %s", e.what()), (nullptr));
     ret = GST_FLOW_ERROR;
@@ -449,6 +554,10 @@ static gboolean gst_stylepipe_sink_event(GstBaseTransform* trans, GstEvent* even
 }
 
 static gboolean gst_stylepipe_query(GstBaseTransform* trans, GstPadDirection direction, GstQuery* query) {
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT) {
+    std::shared_ptr<spgst::CudaMemory> cuda = cuda_of(GST_STYLEPIPE(trans));
+    if (cuda && cuda->answer_context_query(query)) return TRUE;
+  }
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
     // Upstream's latency, plus ours: 0. The transform is synchronous (each
     // frame is finished and pushed before the next is taken), so no frame is
@@ -466,6 +575,14 @@ static gboolean gst_stylepipe_query(GstBaseTransform* trans, GstPadDirection dir
   return GST_BASE_TRANSFORM_CLASS(parent_class)->query(trans, direction, query);
 }
 
+// PAUSED -> READY: what this run did, in the log (GST_DEBUG=stylepipe:4).
+static gboolean gst_stylepipe_stop(GstBaseTransform* trans) {
+  GstStructure* stats = stats_of(GST_STYLEPIPE(trans));
+  GST_INFO_OBJECT(trans, "stats: %" GST_PTR_FORMAT, stats);
+  gst_structure_free(stats);
+  return TRUE;
+}
+
 static gboolean gst_stylepipe_start(GstBaseTransform* trans) {
   // READY -> PAUSED: a new run starts with a first frame.
   if (std::shared_ptr<spgst::Engine> engine = engine_of(GST_STYLEPIPE(trans))) {
@@ -477,6 +594,24 @@ static gboolean gst_stylepipe_start(GstBaseTransform* trans) {
     }
   }
   return TRUE;
+}
+
+// A context handed in by the application or the bin. The chain's own CUDA
+// context stays (its memory is the only one the chain can address); before
+// READY, a CUDA context's device is the one cuda-device-id=-1 takes.
+static void gst_stylepipe_set_context(GstElement* element, GstContext* context) {
+  GstStylepipe* self = GST_STYLEPIPE(element);
+  if (std::shared_ptr<spgst::CudaMemory> cuda = cuda_of(self)) {
+    cuda->note_context(context);
+  } else if (g_strcmp0(gst_context_get_context_type(context), "gst.cuda.context") == 0) {
+    guint device = 0;
+    if (gst_structure_get_uint(gst_context_get_structure(context), "cuda-device-id", &device)) {
+      GST_OBJECT_LOCK(self);
+      self->priv->neighbours_device = int(device);
+      GST_OBJECT_UNLOCK(self);
+    }
+  }
+  GST_ELEMENT_CLASS(parent_class)->set_context(element, context);
 }
 
 static GstStateChangeReturn gst_stylepipe_change_state(GstElement* element, GstStateChange transition) {
@@ -597,23 +732,27 @@ static void gst_stylepipe_class_init(GstStylepipeClass* klass) {
   g_object_class_install_property(
       object_class, PROP_CUDA_DEVICE_ID,
       g_param_spec_int("cuda-device-id", "CUDA device",
-                       "The CUDA device the chain runs on (as this process numbers them); -1: device 0",
+                       "The CUDA device the chain runs on (as this process numbers them); -1: the device of a "
+                       "CUDA context the neighbours handed in before READY, else device 0",
                        -1, G_MAXINT, kDefaultDeviceId, flags));
   g_object_class_install_property(
       object_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
-                         "What the element has done: device, stages, frames, resets (flushes, new segments), "
-                         "converted-frames (BGRx turned into RGBA), uploads and downloads (system memory staged "
-                         "through the GPU)",
+                         "What the element has done: device, stages, memory (CUDAMemory or system), "
+                         "cuda-context, frames, device-frames (run in place in CUDA memory), resets (flushes, new "
+                         "segments), converted-frames (BGRx turned into RGBA), uploads and downloads (frames "
+                         "staged through pinned memory to the GPU and back), staged-cuda-frames (CUDA memory of "
+                         "another context, staged through host memory)",
                          GST_TYPE_STRUCTURE, GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_set_static_metadata(
       element_class, "stylepipe", "Filter/Effect/Video",
       "Runs a stylepipe chain (pencil, xbr, halftone, ...) on every frame, on CUDA or the CPU",
       "the stylepipe authors");
-  gst_element_class_add_static_pad_template(element_class, &sink_template);
-  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_add_pad_template(element_class, pad_template("sink", GST_PAD_SINK, STYLEPIPE_SYSTEM_SINK_CAPS));
+  gst_element_class_add_pad_template(element_class, pad_template("src", GST_PAD_SRC, STYLEPIPE_SYSTEM_SRC_CAPS));
   element_class->change_state = gst_stylepipe_change_state;
+  element_class->set_context = gst_stylepipe_set_context;
 
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_caps = gst_stylepipe_transform_caps;
@@ -626,6 +765,7 @@ static void gst_stylepipe_class_init(GstStylepipeClass* klass) {
   trans_class->sink_event = gst_stylepipe_sink_event;
   trans_class->query = gst_stylepipe_query;
   trans_class->start = gst_stylepipe_start;
+  trans_class->stop = gst_stylepipe_stop;
 
   gst_type_mark_as_plugin_api(GST_TYPE_STYLEPIPE_BACKEND, GstPluginAPIFlags(0));
 }
