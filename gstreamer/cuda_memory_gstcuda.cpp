@@ -166,6 +166,7 @@ bool CudaMemory::propose_pool(GstQuery* query, GstCaps* caps) {
     if (!pool) return false;
     gst_query_add_allocation_pool(query, pool, size, 0, 0);
     gst_object_unref(pool);
+    GST_DEBUG_OBJECT(impl_->element, "proposed a CUDA buffer pool of %s for %" GST_PTR_FORMAT, describe().c_str(), caps);
   }
   gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
   return true;
@@ -190,6 +191,7 @@ bool CudaMemory::decide_pool(GstQuery* query, GstCaps* caps) {
     gst_buffer_pool_config_set_params(config, caps, MAX(size, guint(GST_VIDEO_INFO_SIZE(&info))), min, max);
     if (!gst_buffer_pool_set_config(pool, config)) gst_clear_object(&pool);
   }
+  GST_DEBUG_OBJECT(impl_->element, "output pool: %s", pool ? "downstream's, of the chain's context" : "its own");
   if (!pool) pool = impl_->new_pool(caps, &size, min, max);
   if (!pool) return false;
   GstStructure* config = gst_buffer_pool_get_config(pool);

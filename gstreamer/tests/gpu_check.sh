@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The GStreamer element on a GPU machine, with the device kit's GStreamer 1.22
+# (.devkit/gst-kit.tar.xz beside the FFmpeg and headers kits):
+#   1. builds the plugin with CUDA (build-gpu/, CUDA memory path on), shows its caps;
+#   2. runs the plugin's CTest tests (CPU, label gstreamer);
+#   3. CUDA memory (cudaupload ! stylepipe ! cudadownload) and system memory
+#      staged through the GPU, each against `stylepipe run --backend cuda` on
+#      the same raw frames, byte for byte, with the element's stats (device
+#      frames, uploads, staged frames) and negotiated caps;
+#   4. NVDEC: nvh264dec ! cudaconvert ! stylepipe ! cudadownload on a 1080p
+#      H.264 clip: the caps and stats that show no host copy;
+#   5. compute-sanitizer memcheck of the CUDA memory pipeline;
+#   6. benchmarks: the NVDEC pipeline (pencil, 1080p) against `stylepipe run`
+#      doing the same work; a live 60 fps 256x240 source through xbr 4x: the
+#      element's latency (p50/p99/max, the latency tracer) and dropped frames.
+# Usage: gstreamer/tests/gpu_check.sh OUTDIR   (from the checkout, .devkit carried)
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+out=$(realpath -m "${1:?usage: gstreamer/tests/gpu_check.sh OUTDIR}")
+mkdir -p "$out"
+status=0
+step() { echo; echo "=== $* ($(date +%T)) ==="; }
+fail() { echo "FAIL: $*"; status=1; }
+
+# shellcheck source=scripts/devkit-env.sh
+. scripts/devkit-env.sh  # unpacks .devkit/*.tar.xz into /tmp/kit; kit_cmake_args
+kit=/tmp/kit/gst-kit
+[ -f "$kit/env.sh" ] || { echo "no $kit/env.sh: copy ../shared/devkit/gst-kit.tar.xz into .devkit/"; exit 1; }
+# GStreamer's tools and libraries from the kit, the plugin from the build
+# (a subshell each: the kit's GLib stays out of everything else).
+root=$PWD
+gst() { (. "$kit/env.sh"; export GST_PLUGIN_PATH=$root/build-gpu/gstreamer; "$@"); }
+generator=(-G Ninja); command -v ninja >/dev/null || generator=()
+
+step "build (native architecture)"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+# shellcheck disable=SC2154  # kit_cmake_args: set by scripts/devkit-env.sh
+PKG_CONFIG_PATH=$kit/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} cmake -S . -B build-gpu "${generator[@]}" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native "${kit_cmake_args[@]}" >"$out/cmake.log" 2>&1 ||
+  { tail -30 "$out/cmake.log"; exit 1; }
+grep "GStreamer plugin" "$out/cmake.log"
+cmake --build build-gpu -j "$(nproc)" --target stylepipe gststylepipe test_gstreamer >"$out/build.log" 2>&1 ||
+  { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
+gst gst-inspect-1.0 stylepipe >"$out/inspect.txt" 2>&1 || fail "gst-inspect-1.0 stylepipe"
+sed -n '/Pad Templates/,/Element has/p' "$out/inspect.txt" | grep -E "template|video/x-raw|format"
+grep -q "memory:CUDAMemory" "$out/inspect.txt" || fail "the plugin offers no CUDA memory (see cmake.log)"
+for e in cudaupload cudadownload cudaconvert nvh264dec; do
+  gst gst-inspect-1.0 "$e" >/dev/null 2>&1 && echo "kit element $e: yes" || echo "kit element $e: MISSING"
+done
+
+step "the plugin's tests (CPU)"
+(cd build-gpu && gst ctest -L gstreamer --output-on-failure) >"$out/ctest.log" 2>&1 || fail "ctest -L gstreamer"
+grep -E "tests passed|tests failed|\*\*\*Failed" "$out/ctest.log"
+
+# The element's stats line (logged when it stops) and the caps on its pads.
+stats_of() { grep -o "stats: stylepipe-stats.*" "$1" | tail -1; }
+field() { sed -n "s/.*, $2=(guint64)\([0-9]*\).*/\1/p" <<<"$1"; }
+caps_of() { grep -E "GstStylepipe:stylepipe0.GstPad:(sink|src): caps" "$1" | sed 's/.*GstPad:/  /' | cut -c1-140; }
+
+# `videotestsrc` frames, teed to a raw file, through the element (between
+# `before` and `after`); the CLI stylizes the raw file on CUDA; the outputs
+# must be equal byte for byte.
+against_cli() {  # name config frames WxH pattern "before" "after" expected-memory
+  local name=$1 config=$2 frames=$3 size=$4 pattern=$5 before=$6 after=$7 memory=$8
+  local w=${size%x*} h=${size#*x} d=$out/$name
+  mkdir -p "$d"
+  # shellcheck disable=SC2086
+  gst env GST_DEBUG=stylepipe:4 gst-launch-1.0 -v videotestsrc num-buffers="$frames" pattern="$pattern" \
+    horizontal-speed=3 ! "video/x-raw,format=RGBA,width=$w,height=$h,framerate=30/1" ! tee name=t ! queue ! \
+    filesink location="$d/in.rgba" t. ! queue $before ! stylepipe config="$config" backend=cuda $after ! \
+    filesink location="$d/gst.rgba" >"$d/gst.log" 2>&1 || { fail "$name: gst-launch-1.0"; tail -5 "$d/gst.log"; return; }
+  build-gpu/stylepipe run "$config" -f rawvideo --pix-fmt rgba --size "$size" --rate 30 -i "$d/in.rgba" \
+    --backend cuda --progress none --codec rawvideo -f rawvideo --pix-fmt rgba -o "$d/cli.rgba" --overwrite \
+    >"$d/cli.log" 2>&1 || { fail "$name: stylepipe run"; tail -5 "$d/cli.log"; return; }
+  local stats
+  stats=$(stats_of "$d/gst.log")
+  echo "$name: $stats"
+  caps_of "$d/gst.log"
+  grep -q "memory=(string)$memory" <<<"$stats" || fail "$name: memory is not $memory"
+  [ "$(field "$stats" frames)" = "$frames" ] || fail "$name: $(field "$stats" frames) frames of $frames"
+  if [ "$memory" = CUDAMemory ]; then
+    [ "$(field "$stats" device-frames)" = "$frames" ] || fail "$name: not every frame in place"
+    [ "$(field "$stats" uploads)" = 0 ] && [ "$(field "$stats" staged-cuda-frames)" = 0 ] || fail "$name: copies"
+  else
+    [ "$(field "$stats" uploads)" = "$frames" ] || fail "$name: $(field "$stats" uploads) frames staged of $frames"
+  fi
+  if cmp -s "$d/gst.rgba" "$d/cli.rgba"; then
+    echo "ok: $name: $frames frames of $size equal stylepipe run --backend cuda"
+  else
+    fail "$name: differs from the CLI: $(cmp -l "$d/gst.rgba" "$d/cli.rgba" 2>/dev/null | wc -l) bytes of $(stat -c %s "$d/cli.rgba")"
+  fi
+  rm -f "$d"/*.rgba
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'pipeline:\n  - pencil: {color: true, temporal_smoothing: 0.8}\n' >"$tmp/pencil.yaml"
+printf 'pipeline:\n  - xbr: {scale: 2}\n' >"$tmp/xbr2.yaml"
+cuda_in='! cudaupload ! video/x-raw(memory:CUDAMemory)'
+cuda_out='! video/x-raw(memory:CUDAMemory) ! cudadownload ! video/x-raw,format=RGBA'
+
+step "CUDA memory and staged system memory against the CLI (CUDA)"
+against_cli cuda_pencil_1080p "$tmp/pencil.yaml" 60 1920x1080 smpte "$cuda_in" "$cuda_out" CUDAMemory
+against_cli cuda_xbr_odd "$tmp/xbr2.yaml" 30 641x361 ball "$cuda_in" "$cuda_out" CUDAMemory
+against_cli staged_pencil_odd "$tmp/pencil.yaml" 30 641x361 snow "" "" system
+against_cli staged_xbr_1080p "$tmp/xbr2.yaml" 30 1920x1080 smpte "" "" system
+
+step "NVDEC into the element's context: caps and stats"
+clip=$out/clip_1080p.mp4
+ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -frames:v 600 -c:v libx264 \
+  -pix_fmt yuv420p "$clip" || fail "ffmpeg: the test clip"
+nvdec_pipeline() {  # config frames-limit extra-env...
+  echo "filesrc location=$clip ! qtdemux ! h264parse ! nvh264dec ! cudaconvert !" \
+       "video/x-raw(memory:CUDAMemory),format=RGBA ! stylepipe config=$1 backend=cuda ! cudadownload ! fakesink"
+}
+# shellcheck disable=SC2046
+gst env GST_DEBUG=stylepipe:5 gst-launch-1.0 -v $(nvdec_pipeline configs/pencil.yaml) >"$out/nvdec.log" 2>&1 ||
+  fail "the NVDEC pipeline (cudaconvert needs NVRTC: see nvdec.log)"
+stats=$(stats_of "$out/nvdec.log")
+echo "nvdec: $stats"
+caps_of "$out/nvdec.log"
+grep -m3 -E "CUDA context query|proposed|CUDA memory on" "$out/nvdec.log" | sed 's/.*stylepipe0> /  /'
+[ "$(field "$stats" device-frames)" = 600 ] && [ "$(field "$stats" uploads)" = 0 ] &&
+  [ "$(field "$stats" staged-cuda-frames)" = 0 ] && echo "ok: 600 frames in place, no upload, download or staging" ||
+  fail "NVDEC: frames were copied (stats above)"
+
+step "compute-sanitizer memcheck (CUDA memory pipeline)"
+gst compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q videotestsrc num-buffers=8 pattern=snow ! \
+  video/x-raw,format=RGBA,width=321,height=241 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! \
+  stylepipe config="$tmp/pencil.yaml" backend=cuda ! cudadownload ! fakesink >"$out/memcheck.log" 2>&1
+echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+
+step "benchmark: NVDEC -> stylepipe (pencil) -> cudadownload -> fakesink, 1080p, against stylepipe run"
+seconds() { sed -n 's/.*Execution ended after \([0-9]*\):\([0-9]*\):\([0-9.]*\).*/\1 \2 \3/p' "$1" |
+            awk '{printf "%.3f", $1 * 3600 + $2 * 60 + $3}'; }
+for run in 1 2; do
+  # shellcheck disable=SC2046
+  gst gst-launch-1.0 $(nvdec_pipeline configs/bench/pencil.yaml) >"$out/bench_gst_$run.log" 2>&1
+  # The decode and conversion alone, for reference.
+  gst gst-launch-1.0 filesrc location="$clip" ! qtdemux ! h264parse ! nvh264dec ! cudaconvert ! \
+    "video/x-raw(memory:CUDAMemory),format=RGBA" ! cudadownload ! fakesink >"$out/bench_gst_decode_$run.log" 2>&1
+  t0=$(date +%s.%N)
+  build-gpu/stylepipe run configs/bench/pencil.yaml -i "$clip" --backend cuda --hwdec nvdec --progress none \
+    --codec rawvideo -f rawvideo -o /dev/null --overwrite --stats-json "$out/bench_cli_$run.json" \
+    >"$out/bench_cli_$run.log" 2>&1 || fail "stylepipe run (bench)"
+  t1=$(date +%s.%N)
+  g=$(seconds "$out/bench_gst_$run.log") dec=$(seconds "$out/bench_gst_decode_$run.log")
+  awk -v g="$g" -v d="$dec" -v c="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN {
+    printf "run %d: element %.1f fps (%.3f s), decode+convert only %.1f fps, stylepipe run %.1f fps (%.3f s, with start-up): ratio %.2f\n",
+      '"$run"', 600 / g, g, 600 / d, 600 / c, c, (600 / g) / (600 / c) }'
+done
+grep -h -o '"fps"[^,]*' "$out"/bench_cli_*.json 2>/dev/null | sed 's/^/  stylepipe run stats: /'
+
+step "live: videotestsrc is-live 60 fps 256x240 -> stylepipe (xbr 4x) -> fakesink sync, 30 s"
+gst env GST_TRACERS="latency(flags=element)" GST_DEBUG="GST_TRACER:7,stylepipe:4" gst-launch-1.0 \
+  videotestsrc is-live=true num-buffers=1800 pattern=ball ! video/x-raw,format=RGBA,width=256,height=240,framerate=60/1 ! \
+  stylepipe config=configs/bench/xbr4.yaml backend=cuda ! fakesink sync=true >"$out/live.log" 2>&1 || fail "the live pipeline"
+grep -o "element-latency, .*element=(string)stylepipe0.*" "$out/live.log" | sed -n 's/.*time=(guint64)\([0-9]*\).*/\1/p' |
+  sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) { print "no element-latency records"; exit }
+    p99 = int(NR * 0.99); if (p99 < 1) p99 = 1
+    printf "element latency over %d frames: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", NR, v[int(NR * 0.5) + 1] / 1e6,
+      v[p99] / 1e6, v[NR] / 1e6 }'
+stats=$(stats_of "$out/live.log")
+echo "live: $stats"
+echo "frames processed $(field "$stats" frames) of 1800 (QoS drops: $((1800 - $(field "$stats" frames))))"
+
+echo
+[ "$status" -eq 0 ] && echo "gpu_check: all passed" || echo "gpu_check: failures above"
+exit "$status"
