@@ -131,7 +131,9 @@ sp::OutputOptions output_options(const std::string& path, const VideoWriterOptio
 static void open_writer(VideoWriter::Impl& w, const std::string& path, const VideoWriterOptions& options) {
   Session::Impl& s = w.session->impl();
   s.enter();
-  w.writer.emplace(output_options(path, options, on_cuda(*w.session)), w.video, w.video.size);
+  const sp::OutputOptions output = output_options(path, options, on_cuda(*w.session));
+  sp::MediaWriter::preflight(output);  // an existing file without overwrite, an unwritable folder: before any frame
+  w.writer.emplace(output, w.video, w.video.size);
   const sp::Size size = w.writer->output_size();
   const sp::PlaneLayout layout = sp::plane_layout(w.writer->encoder_format(), size.width, size.height);
   w.planes = sp::PooledBuffer(s.pool, {on_cuda(*w.session) ? sp::MemoryKind::pinned_host : sp::MemoryKind::host,

@@ -39,10 +39,13 @@ def _metadata():
 
 def _build_module():
     build = os.environ.get("STYLEPIPE_BUILD_DIR", os.path.join(ROOT, "build"))
+    # pip's build isolation hides the system's site-packages (PYTHONPATH, PYTHONNOUSERSITE); CMake's
+    # probe of the interpreter (NumPy, pybind11) must see them, as it does outside pip.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONHOME")}
     if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
         subprocess.run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                        "-DSTYLEPIPE_PYTHON=" + sys.executable, "-DSTYLEPIPE_PYTHON_MODULE=ON"], check=True)
-    subprocess.run(["cmake", "--build", build, "--target", "_stylepipe"], check=True)
+                        "-DSTYLEPIPE_PYTHON=" + sys.executable, "-DSTYLEPIPE_PYTHON_MODULE=ON"], check=True, env=env)
+    subprocess.run(["cmake", "--build", build, "--target", "_stylepipe"], check=True, env=env)
     package = os.path.join(build, "python", NAME)
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     if not os.path.exists(os.path.join(package, "_stylepipe" + suffix)):
