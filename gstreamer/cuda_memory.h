@@ -48,6 +48,10 @@ class CudaMemory {
 
   // Whether every memory of the buffer is CUDA memory of our context.
   bool is_ours(GstBuffer* buffer) const;
+  // Before the chain reads `buffer` on its own stream: from 1.24, a CUDA
+  // element may push memory whose stream is still writing it (1.22 finishes
+  // first); waits for that work.
+  void wait_for_writers(GstBuffer* buffer) const;
   // Flags that map CUDA memory as device pointers (GST_MAP_CUDA).
   static GstMapFlags device_map(GstMapFlags flags);
 

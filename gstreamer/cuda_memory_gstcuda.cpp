@@ -216,6 +216,18 @@ bool CudaMemory::is_ours(GstBuffer* buffer) const {
   return n > 0;
 }
 
+void CudaMemory::wait_for_writers(GstBuffer* buffer) const {
+#if GST_CHECK_VERSION(1, 24, 0)
+  // GstCudaStream (1.24): the writer's stream may still be at work on it.
+  for (guint i = 0; i < gst_buffer_n_memory(buffer); ++i) {
+    GstMemory* memory = gst_buffer_peek_memory(buffer, i);
+    if (gst_is_cuda_memory(memory)) gst_cuda_memory_sync(GST_CUDA_MEMORY_CAST(memory));
+  }
+#else
+  (void)buffer;  // 1.22: every CUDA element finishes its work before it pushes
+#endif
+}
+
 GstMapFlags CudaMemory::device_map(GstMapFlags flags) { return GstMapFlags(flags | GST_MAP_CUDA); }
 
 void* CudaMemory::stream() const { return impl_->stream; }

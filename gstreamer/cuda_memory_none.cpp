@@ -20,6 +20,7 @@ void CudaMemory::note_context(GstContext*) {}
 bool CudaMemory::propose_pool(GstQuery*, GstCaps*) { return false; }
 bool CudaMemory::decide_pool(GstQuery*, GstCaps*) { return false; }
 bool CudaMemory::is_ours(GstBuffer*) const { return false; }
+void CudaMemory::wait_for_writers(GstBuffer*) const {}
 GstMapFlags CudaMemory::device_map(GstMapFlags flags) { return flags; }
 void* CudaMemory::stream() const { return nullptr; }
 void CudaMemory::finish() {}

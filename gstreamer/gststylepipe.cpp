@@ -497,6 +497,7 @@ static GstFlowReturn gst_stylepipe_transform(GstBaseTransform* trans, GstBuffer*
                            cuda->describe().c_str()));
     }
   }
+  if (in_place) cuda->wait_for_writers(inbuf);
   const GstMapFlags read = in_place ? spgst::CudaMemory::device_map(GST_MAP_READ) : GST_MAP_READ;
   const GstMapFlags write = in_place ? spgst::CudaMemory::device_map(GST_MAP_WRITE) : GST_MAP_WRITE;
   GstVideoFrame in, out;
