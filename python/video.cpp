@@ -59,7 +59,8 @@ PyFrame::PyFrame(std::shared_ptr<VideoFrame> frame, Device device) : frame_(std:
 py::tuple PyFrame::shape() const { return py::make_tuple(frame_->image.height, frame_->image.width, 4); }
 
 py::tuple PyFrame::dlpack_device() const {
-  return device_.backend == Backend::cuda ? py::make_tuple(int(dlpack::kCUDA), device_.index) : py::make_tuple(int(dlpack::kCPU), 0);
+  if (device_.backend == Backend::cuda) return py::make_tuple(int(dlpack::kCUDA), device_.index);
+  return py::make_tuple(int(dlpack::kCPU), 0);
 }
 
 py::object PyFrame::dlpack(py::object stream, py::object max_version, py::object dl_device, py::object copy) {
