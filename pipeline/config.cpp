@@ -311,12 +311,25 @@ std::string tab_hint(const std::string& text, const YAML::Mark& mark) {
   return "";
 }
 
+// YAML breaks lines at CR LF, LF and a lone CR (old Mac files). yaml-cpp 0.7
+// (Debian 12) takes a lone CR for text: a CR-only file is a scalar, and a
+// config with CR line ends is one long line and a syntax error. yaml-cpp 0.8
+// (Debian 13) reads both as YAML says. A lone CR becomes LF here, one byte for
+// one, so that every version reads the same config at the same positions.
+std::string with_lf_line_breaks(const std::string& text) {
+  std::string out = text;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == '\r' && (i + 1 == out.size() || out[i + 1] != '\n')) out[i] = '\n';
+  return out;
+}
+
 }  // namespace
 
-Config parse_config(const std::string& yaml_text, const std::string& display_path) {
+Config parse_config(const std::string& file_text, const std::string& display_path) {
   Diagnostics diag;
   Config config;
   config.path = display_path;
+  const std::string yaml_text = with_lf_line_breaks(file_text);
   config_detail::YamlDocuments documents;
   try {
     documents = config_detail::load_documents(yaml_text);

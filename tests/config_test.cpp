@@ -176,11 +176,28 @@ TEST_F(ConfigTest, StrayFlowIndicatorIsASyntaxErrorNotAHang) {
 
 // Found by tests/fuzz (regressions/config/carriage_return_only.yaml): a raw
 // control character quoted from the file broke the one-problem-per-line form.
+// (That file, a lone CR, is a line break in YAML: see the next test. Quoted,
+// "\r" is a string holding one.)
 TEST_F(ConfigTest, ControlCharactersInQuotedNamesAreEscaped) {
-  EXPECT_EQ(errors_of_text("\r"), "inline.yaml:1:1: error: a config is a map with a 'pipeline' list of stages, "
-                                  "like 'pipeline: [ {scale: {factor: 1}} ]' (got '\\r')");
+  EXPECT_EQ(errors_of_text("\"\\r\""), "inline.yaml:1:1: error: a config is a map with a 'pipeline' list of stages, "
+                                      "like 'pipeline: [ {scale: {factor: 1}} ]' (got the string \"\\r\")");
   EXPECT_EQ(errors_of_text("pipeline: [test_empty: {}]\n\"a\\nb\\x01\": 1\n"),
             "inline.yaml:2:1: error: unknown top-level key 'a\\nb\\x01' (expected pipeline, output or settings)");
+}
+
+// YAML breaks lines at a lone CR too (old Mac files). yaml-cpp 0.7 took it for
+// text, 0.8 does not; the config reader gives the same answer with either.
+TEST_F(ConfigTest, LoneCarriageReturnsBreakLines) {
+  EXPECT_EQ(errors_of_text("\r"), "inline.yaml:1:1: error: config is empty: it needs a 'pipeline' list of stages, "
+                                  "like 'pipeline: [ {scale: {factor: 1}} ]'");
+  EXPECT_EQ(errors_of_text("pipeline: [test_empty: {}]\routptu: 1\r"),
+            "inline.yaml:2:1: error: unknown top-level key 'outptu' (did you mean 'output'?)");
+  EXPECT_EQ(errors_of_text("pipeline: [test_empty: {}]\r\n\routptu: 1\r\n"),
+            "inline.yaml:3:1: error: unknown top-level key 'outptu' (did you mean 'output'?)");
+  const Config config = parse_config("pipeline:\r  - test_empty: {}\r  - test_empty:\routput: {crf: 20}\r", "cr.yaml");
+  ASSERT_EQ(config.stages.size(), 2u);
+  EXPECT_EQ(config.stages[1].name, "test_empty");
+  EXPECT_EQ(config.output.crf, 20);
 }
 
 TEST_F(ConfigTest, OutputAndSettingsFields) {
