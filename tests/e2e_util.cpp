@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -103,9 +104,16 @@ std::vector<std::string> audio_packet_hashes(const std::string& file) {
   const CommandResult r = run_command("ffmpeg -v error -i " + shell_quote(file) +
                                       " -map 0:a -c copy -f framemd5 -");
   std::vector<std::string> hashes;
+  // "stream, dts, pts, duration, size, md5 of the data", then ", S=count,
+  // size, md5" for a packet's side data (FFmpeg 7 gives a copied first AAC
+  // packet its skip_samples there): the data's md5 is the sixth field.
   for (const auto& l : nonempty_lines(r.output)) {
     if (l[0] == '#') continue;
-    hashes.push_back(l.substr(l.rfind(',') + 1));  // md5 of the packet data
+    std::vector<std::string> fields;
+    std::istringstream line(l);
+    for (std::string field; std::getline(line, field, ',');)
+      fields.push_back(field.substr(std::min(field.find_first_not_of(' '), field.size())));
+    hashes.push_back(fields.size() >= 6 ? fields[5] : "unreadable framemd5 line: " + l);
   }
   return hashes;
 }

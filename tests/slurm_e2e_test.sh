@@ -63,7 +63,9 @@ ffmpeg -hide_banner -v error -f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi 
 frame_times() {
   ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 "$1" | awk -F, '$1 != "" { print $1 }'
 }
-audio_hashes() { ffmpeg -v error -i "$1" -map 0:a -c copy -f framemd5 - | grep -v '^#' | awk -F, '{ print $NF }'; }
+# framemd5's sixth field is the md5 of the packet data; side data, where a
+# packet has any (FFmpeg 7: a first AAC packet's skip_samples), follows it.
+audio_hashes() { ffmpeg -v error -i "$1" -map 0:a -c copy -f framemd5 - | grep -v '^#' | awk -F, '{ print $6 }'; }
 frames_read() { ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
 
 frame_times "$in" >"$tmp/in.times"
