@@ -13,16 +13,19 @@ struct VideoPacket {
   int64_t pts = 0, duration = 0;
 };
 
-// The video packets shown last, by ffprobe, in presentation order.
+// The video packets shown last, by ffprobe, in presentation order. Not those
+// flagged D (discard): an edit list leaves them out of the presentation (FFmpeg
+// 7 ends a clip made with -t at its end, which the last frame can outlast).
 std::vector<VideoPacket> last_shown_video_packets(const std::string& file, size_t count) {
-  const CommandOutput r = run("ffprobe -v error -select_streams v:0 -show_entries packet=pts,duration -of csv=p=0 " +
-                              quote(file), true);
+  const CommandOutput r = run("ffprobe -v error -select_streams v:0 -show_entries packet=pts,duration,flags "
+                              "-of csv=p=0 " + quote(file), true);
   std::vector<VideoPacket> packets;
   for (const std::string& line : test::nonempty_lines(r.output)) {
     VideoPacket p;
     char comma = 0;
-    std::istringstream(line) >> p.pts >> comma >> p.duration;
-    packets.push_back(p);
+    std::string flags;
+    std::istringstream(line) >> p.pts >> comma >> p.duration >> comma >> flags;
+    if (flags.find('D') == std::string::npos) packets.push_back(p);
   }
   std::sort(packets.begin(), packets.end(), [](const VideoPacket& a, const VideoPacket& b) { return a.pts < b.pts; });
   packets.erase(packets.begin(), packets.end() - std::ptrdiff_t(std::min(count, packets.size())));

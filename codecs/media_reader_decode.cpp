@@ -103,9 +103,11 @@ bool MediaReader::keep_packet(AVPacket* packet) {
 }
 
 // A decoder gives each picture its packet's duration, or none; receive_frame()
-// puts in the nominal one then.
+// puts in the nominal one then. A packet the demuxer marks to discard (an MP4
+// edit list ends before it: FFmpeg 7's `-t` leaves such a last frame) is
+// decoded for the frames after it but shows nothing.
 void MediaReader::note_video_packet(const AVPacket* packet) {
-  if (packet->pts == AV_NOPTS_VALUE) return;
+  if (packet->pts == AV_NOPTS_VALUE || (packet->flags & AV_PKT_FLAG_DISCARD)) return;
   const int64_t pts = packet->pts - av_rescale_q(shift_us_, AV_TIME_BASE_Q, video_.time_base);
   std::vector<FrameTime>& last = last_video_frames_;
   if (last.size() == kLastVideoFramesKept && pts < last.front().pts) return;
