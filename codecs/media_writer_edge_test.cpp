@@ -238,6 +238,60 @@ TEST(MediaWriter, TruncatedInputStillGivesAPlayableOutput) {
   }
 }
 
+// Where the cut falls, the end of a transport stream can give AAC a fragment
+// shorter than its ADTS header (3 bytes, say), not flagged corrupt, which the
+// Matroska and MP4 muxers' aac_adtstoasc refuses: the writer drops that packet
+// with a warning, and the rest of the output is written. Here one audio packet
+// of a whole file is cut to 3 bytes.
+TEST(MediaWriter, ACopiedPacketTheMuxerRefusesIsDroppedNotTheOutput) {
+  TempDir dir;
+  const std::string ts = dir.file("in.ts");
+  ffmpeg(picture_source("96x64", 25, "refused") + " " + tone_source("refused") +
+         " -t 1 -c:v libx264 -pix_fmt yuv420p -c:a aac " + ts);
+  constexpr size_t kCut = 5;
+  for (const std::string ext : {"mkv", "mp4"}) {
+    // What FFmpeg's own stream copy makes of the uncut audio (its ADTS headers
+    // become the container's setup), less the cut packet.
+    const std::string out = dir.file("out." + ext), reference = dir.file("reference." + ext);
+    ffmpeg("-i " + quote(ts) + " -map 0:a -c copy " + quote(reference));
+    std::vector<std::string> audio = packet_payloads(reference, AVMEDIA_TYPE_AUDIO);
+    ASSERT_GT(audio.size(), 10u) << ext;
+    audio.erase(audio.begin() + kCut);
+    MediaReader reader(input(ts));
+    std::unique_ptr<MediaWriter> writer;
+    std::vector<MediaItem> early_packets;
+    Converter converter;
+    MediaItem item;
+    size_t audio_packets = 0;
+    int frames = 0;
+    testing::internal::CaptureStderr();
+    while (reader.next(item)) {
+      if (item.kind == MediaItem::Kind::packet) {
+        if (audio_packets++ == kCut) av_shrink_packet(item.packet, 3);
+        if (writer) ASSERT_NO_THROW(writer->write_packet(item.packet)) << ext;
+        else early_packets.push_back(std::move(item));
+        continue;
+      }
+      if (!writer) {
+        writer = std::make_unique<MediaWriter>(output(out, "libx264"), reader.video(), item.frame.size(), reader);
+        for (auto& p : early_packets) ASSERT_NO_THROW(writer->write_packet(p.packet)) << ext;
+        early_packets.clear();
+      }
+      writer->write_video(converter.convert(item.frame, writer->encoder_format(), writer->output_size(),
+                                            writer->encoder_color()),
+                          item.frame.pts, item.frame.duration);
+      ++frames;
+    }
+    ASSERT_TRUE(writer) << ext;
+    ASSERT_NO_THROW(writer->finish()) << ext;
+    const std::string log = testing::internal::GetCapturedStderr();
+    EXPECT_NE(log.find("dropped a packet of stream #1 that the muxer refuses"), std::string::npos) << ext << ": " << log;
+    EXPECT_FALSE(reader.data_error()) << ext;
+    EXPECT_EQ(decoded_frames(out), frames) << ext;
+    EXPECT_TRUE(packet_payloads(out, AVMEDIA_TYPE_AUDIO) == audio) << ext << ": all audio but the cut packet";
+  }
+}
+
 TEST(MediaWriter, OddSizesAreCroppedWhereTheCodecNeedsEvenOnes) {
   TempDir dir;
   const std::string clip = make_clip(dir, "in.mkv", "98x66", 5, "-vf format=yuv444p,crop=97:65:0:0 -c:v ffv1 -pix_fmt yuv444p");

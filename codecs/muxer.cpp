@@ -296,12 +296,25 @@ bool Muxer::write_copied(const AVPacket* packet) {
   const int index = packet->stream_index;
   if (finished_ || index < 0 || size_t(index) >= output_index_.size() || output_index_[index] < 0) return false;
   const AVStream* st = context_->streams[output_index_[index]];
-  const int r = av_packet_ref(copy_packet_.get(), packet);
+  int r = av_packet_ref(copy_packet_.get(), packet);
   if (r < 0) fail(ExitCode::internal, "cannot reference a packet", r);
   av_packet_rescale_ts(copy_packet_.get(), input_time_bases_[index], st->time_base);
   copy_packet_->stream_index = st->index;
   copy_packet_->pos = -1;
-  write(copy_packet_.get());
+  r = av_interleaved_write_frame(context_, copy_packet_.get());  // takes the reference
+  if (r == AVERROR_INVALIDDATA) {
+    // A packet the stream's bitstream filter refuses, before it is queued: the
+    // end of a cut transport stream gives AAC a fragment too short for its
+    // ADTS header, which MP4 and Matroska have converted (aac_adtstoasc). The
+    // reader reports the cut; that packet is lost, not the output.
+    const std::string detail = strip_log_prefix(log_watch_->last_error());
+    warn(options_.name + ": dropped a packet of stream #" + std::to_string(index) + " that the muxer refuses (" +
+         av_error_text(r) + (detail.empty() ? "" : ": " + detail) + ")");
+    av_packet_unref(copy_packet_.get());
+    return false;
+  }
+  if (r < 0) fail(ExitCode::io_error, "write failed", r);
+  if (options_.low_latency && context_->pb) avio_flush(context_->pb);
   ++packets_copied_;
   return true;
 }
