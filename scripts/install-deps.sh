@@ -22,6 +22,7 @@ packages=(
   python3-venv python3-pip  # tests only: `pip install .` into a venv
   slurmctld slurmd slurm-client munge  # tests only: a single-node Slurm cluster (scripts/slurm-local.sh)
   clang libclang-rt-dev  # checks only: libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
+  llvm  # checks only: llvm-symbolizer, for the sanitizers' stack traces and LSan's suppressions (not pulled in by clang)
   help2man file  # the Debian package: its man page from --help; file for CPack's dpkg-shlibdeps step
 )
 
