@@ -158,6 +158,15 @@ class VideoOnTorch(unittest.TestCase):
             count += 1
         self.assertEqual(count, len(expected))
         print("NVDEC: %s" % reader.hardware_decoding)
+        # The check can fail: an export that orders nothing (stream -1) is read before the conversion ran.
+        reader = stylepipe.VideoReader(self.clip, device="cuda:0")
+        with torch.cuda.stream(slow):
+            torch.cuda._sleep(200_000_000)
+            frame = next(reader)
+        with torch.cuda.stream(fresh):
+            early = torch.utils.dlpack.from_dlpack(frame.__dlpack__(stream=-1)).clone()
+        torch.cuda.synchronize()
+        self.assertFalse(np.array_equal(early.cpu().numpy(), expected[0]))
 
     def test_reader_chain_writer_on_the_gpu_equals_the_cpu(self):
         import subprocess
