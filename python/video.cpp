@@ -4,6 +4,8 @@
 
 #include <pybind11/stl.h>
 
+#include <type_traits>
+
 #include "python/array_import.h"
 #include "python/dlpack_abi.h"
 #include "stylepipe/streams.h"
@@ -50,6 +52,26 @@ void capsule_destructor(PyObject* capsule, const char* name) {
   if (managed && managed->deleter) managed->deleter(managed);
 }
 
+template <class Managed>
+py::object capsule_of(const std::shared_ptr<VideoFrame>& frame, const Device& device, const char* name) {
+  auto* e = new Export<Managed>();
+  fill(*e, frame, device);
+  if constexpr (std::is_same_v<Managed, dlpack::ManagedTensorVersioned>) {
+    e->managed.version = {1, 0};
+    e->managed.flags = 0;
+  }
+  // The destructor is told its name by the capsule's type: a capture-less function.
+  PyCapsule_Destructor destructor = [](PyObject* c) {
+    capsule_destructor<Managed>(c, std::is_same_v<Managed, dlpack::ManagedTensor> ? "dltensor" : "dltensor_versioned");
+  };
+  PyObject* capsule = PyCapsule_New(&e->managed, name, destructor);
+  if (!capsule) {
+    delete e;
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(capsule);
+}
+
 uintptr_t stream_of(const VideoFrame& f) { return reinterpret_cast<uintptr_t>(f.cuda_stream); }
 
 }  // namespace
@@ -79,30 +101,8 @@ py::object PyFrame::dlpack(py::object stream, py::object max_version, py::object
     throw py::value_error("__dlpack__ stream must be None for a CPU frame");
   }
   const bool versioned = !max_version.is_none() && max_version.cast<py::tuple>()[0].cast<int>() >= 1;
-  if (versioned) {
-    auto* e = new Export<dlpack::ManagedTensorVersioned>();
-    fill(*e, frame_, device_);
-    e->managed.version = {1, 0};
-    e->managed.flags = 0;
-    PyObject* capsule = PyCapsule_New(&e->managed, "dltensor_versioned", [](PyObject* c) {
-      capsule_destructor<dlpack::ManagedTensorVersioned>(c, "dltensor_versioned");
-    });
-    if (!capsule) {
-      delete e;
-      throw py::error_already_set();
-    }
-    return py::reinterpret_steal<py::object>(capsule);
-  }
-  auto* e = new Export<dlpack::ManagedTensor>();
-  fill(*e, frame_, device_);
-  PyObject* capsule = PyCapsule_New(&e->managed, "dltensor", [](PyObject* c) {
-    capsule_destructor<dlpack::ManagedTensor>(c, "dltensor");
-  });
-  if (!capsule) {
-    delete e;
-    throw py::error_already_set();
-  }
-  return py::reinterpret_steal<py::object>(capsule);
+  if (versioned) return capsule_of<dlpack::ManagedTensorVersioned>(frame_, device_, "dltensor_versioned");
+  return capsule_of<dlpack::ManagedTensor>(frame_, device_, "dltensor");
 }
 
 py::dict PyFrame::array_interface(bool cuda) const {

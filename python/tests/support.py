@@ -49,3 +49,10 @@ def cli_frames(config_text, frames, out_shape, extra=()):
                         *extra], check=True, capture_output=True)
         data = np.fromfile(raw_out, np.uint8)
     return data.reshape((-1,) + tuple(out_shape))
+
+
+def framemd5(path, streams="0"):
+    """ffmpeg's framemd5 of `path`'s streams (`-map` STREAMS), without its header: each packet's times and md5."""
+    out = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", streams, "-f", "framemd5", "-"],
+                         check=True, capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if not line.startswith("#")]

@@ -5,15 +5,9 @@ import tempfile
 import unittest
 
 import stylepipe
-from support import stylepipe_binary
+from support import framemd5, stylepipe_binary
 
 CONFIG = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "pencil.yaml")
-
-
-def framemd5(path):
-    out = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0", "-f", "framemd5", "-"],
-                         check=True, capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if not line.startswith("#")]
 
 
 class Transcode(unittest.TestCase):
