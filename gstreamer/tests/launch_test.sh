@@ -43,7 +43,8 @@ against_cli() {  # name config-text scale
        >"$work/$name.log" 2>&1; then
     fail "$name: gst-launch-1.0 failed"; cat "$work/$name.log"; return
   fi
-  "$stylepipe" run "$config" -f rawvideo --pix-fmt rgba --size "${width}x${height}" --rate 30 \
+  # (An ASan build preloads ASan's shared runtime for gst-launch-1.0; the CLI has its own.)
+  env -u LD_PRELOAD "$stylepipe" run "$config" -f rawvideo --pix-fmt rgba --size "${width}x${height}" --rate 30 \
     -i "$work/$name.in.rgba" --backend cpu --progress none --codec rawvideo -f rawvideo --pix-fmt rgba \
     -o "$work/$name.cli.rgba" >"$work/$name.cli.log" 2>&1 || { fail "$name: stylepipe run failed"; cat "$work/$name.cli.log"; return; }
   local in_bytes gst_bytes
