@@ -81,14 +81,6 @@ if(STYLEPIPE_HAS_GSTREAMER)
   target_link_options(gststylepipe PRIVATE -Wl,--exclude-libs,ALL
     -Wl,--version-script=${PROJECT_SOURCE_DIR}/gstreamer/plugin.map)
   set_property(TARGET gststylepipe APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/gstreamer/plugin.map)
-  if(NOT STYLEPIPE_HAS_CUDA)
-    # GStreamer loads plugins with RTLD_NOW: every symbol must resolve. A
-    # CPU-only library references sp::StageChain::run_cuda (on Chain::run's
-    # CUDA branch, never taken there) and defines it nowhere; it is pointed at
-    # a stub that throws (gstreamer/staging_nocuda.cpp).
-    target_link_options(gststylepipe PRIVATE
-      "-Wl,--defsym=_ZN2sp10StageChain8run_cudaERKNS_8RgbaViewES3_RKNS_9FrameInfoEP11CUstream_stRKSt6vectorIP10CUevent_stSaISB_EEi=spgst_no_cuda_run")
-  endif()
   target_link_options(gststylepipe PRIVATE -Wl,--no-undefined)
   if(sp_gst_asan_runtime)
     target_link_options(gststylepipe PRIVATE -shared-libasan)
