@@ -1,5 +1,6 @@
 #include "stylepipe/video.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 

@@ -70,7 +70,12 @@ endif()
 if(STYLEPIPE_HAS_PYTHON_MODULE)
   set(STYLEPIPE_PYTHON_DIR ${CMAKE_BINARY_DIR}/python)
   file(GLOB PYTHON_MODULE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/*.cpp)
-  pybind11_add_module(_stylepipe MODULE ${PYTHON_MODULE_SOURCES})
+  # No LTO in sanitizer builds: clang 19 drops ASan's module constructors from LTO objects.
+  if(STYLEPIPE_SANITIZE)
+    pybind11_add_module(_stylepipe MODULE NO_EXTRAS ${PYTHON_MODULE_SOURCES})
+  else()
+    pybind11_add_module(_stylepipe MODULE ${PYTHON_MODULE_SOURCES})
+  endif()
   target_link_libraries(_stylepipe PRIVATE stylepipe_api ${STAGE_OBJECTS})
   # The static libraries' symbols (FFmpeg, fmt, FFTW, ...) stay inside the module:
   # no clash with the copies PyTorch or others load, and objects built as

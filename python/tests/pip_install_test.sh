@@ -6,6 +6,7 @@
 set -euo pipefail
 python=$1 source=$2 build=$3
 unset PYTHONPATH  # the installed package is under test, not the build folder's
+export ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0  # the preloaded runtime also runs mktemp, pip and venv
 "$python" -c "import venv, ensurepip" 2>/dev/null || { echo "pip_install: SKIP: no venv/ensurepip (apt-get install python3-venv)"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
