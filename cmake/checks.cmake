@@ -20,6 +20,19 @@ if(STYLEPIPE_SANITIZE)
   add_link_options(-fsanitize=${STYLEPIPE_SANITIZE})
 endif()
 
+# Shared objects that an uninstrumented program loads (the Python module, the
+# GStreamer plugin) need ASan's shared runtime preloaded into that program:
+# clang's, in clang ASan builds. TSan, libFuzzer and gcc ASan builds leave them out.
+set(STYLEPIPE_LOADED_MODULES ON)
+set(STYLEPIPE_ASAN_SHARED_RUNTIME "")
+if(STYLEPIPE_SANITIZE MATCHES "thread" OR STYLEPIPE_FUZZ OR
+   (STYLEPIPE_SANITIZE MATCHES "address" AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang"))
+  set(STYLEPIPE_LOADED_MODULES OFF)
+elseif(STYLEPIPE_SANITIZE MATCHES "address")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-x86_64.so
+                  OUTPUT_VARIABLE STYLEPIPE_ASAN_SHARED_RUNTIME OUTPUT_STRIP_TRAILING_WHITESPACE)
+endif()
+
 if(STYLEPIPE_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "STYLEPIPE_FUZZ needs libFuzzer: configure with -DCMAKE_CXX_COMPILER=clang++")

@@ -9,14 +9,11 @@ set(STYLEPIPE_HAS_GSTREAMER OFF)
 # GStreamer's tools (gst-launch-1.0, the plugin scanner) are not instrumented:
 # as with the Python module, a clang ASan build preloads ASan's shared runtime
 # for them; TSan, libFuzzer and gcc ASan builds leave the plugin out.
-set(sp_gst_asan_runtime "")
-if(STYLEPIPE_SANITIZE MATCHES "thread" OR STYLEPIPE_FUZZ OR
-   (STYLEPIPE_SANITIZE MATCHES "address" AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang"))
+set(sp_gst_asan_runtime "${STYLEPIPE_ASAN_SHARED_RUNTIME}")  # cmake/checks.cmake
+if(NOT STYLEPIPE_LOADED_MODULES)
   message(STATUS "stylepipe: the GStreamer plugin is left out of this sanitizer build (${STYLEPIPE_SANITIZE})")
   set(STYLEPIPE_GSTREAMER OFF)
-elseif(STYLEPIPE_SANITIZE MATCHES "address")
-  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-x86_64.so
-                  OUTPUT_VARIABLE sp_gst_asan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+elseif(sp_gst_asan_runtime)
   get_filename_component(sp_gst_asan_runtime_dir ${sp_gst_asan_runtime} DIRECTORY)
 endif()
 if(NOT STYLEPIPE_GSTREAMER STREQUAL "OFF")

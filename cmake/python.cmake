@@ -20,16 +20,12 @@ function(sp_python_probe interpreter out_var)
 endfunction()
 
 set(STYLEPIPE_HAS_PYTHON_MODULE OFF)
-# An uninstrumented interpreter loads the module: ASan's runtime must be preloaded
-# (clang's shared one, below); TSan and libFuzzer builds leave the module out.
-set(sp_python_asan_runtime "")
-if(STYLEPIPE_SANITIZE MATCHES "thread" OR STYLEPIPE_FUZZ OR
-   (STYLEPIPE_SANITIZE MATCHES "address" AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang"))
+# An uninstrumented interpreter loads the module: in clang ASan builds ASan's shared
+# runtime is preloaded into it (cmake/checks.cmake decides where the module can be).
+set(sp_python_asan_runtime "${STYLEPIPE_ASAN_SHARED_RUNTIME}")  # cmake/checks.cmake
+if(NOT STYLEPIPE_LOADED_MODULES)
   message(STATUS "stylepipe: the Python module is left out of this sanitizer build (${STYLEPIPE_SANITIZE})")
   set(STYLEPIPE_PYTHON_MODULE OFF)
-elseif(STYLEPIPE_SANITIZE MATCHES "address")
-  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-x86_64.so
-                  OUTPUT_VARIABLE sp_python_asan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
 endif()
 if(NOT STYLEPIPE_PYTHON_MODULE STREQUAL "OFF")
   set(candidates ${STYLEPIPE_PYTHON})
