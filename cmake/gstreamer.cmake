@@ -123,7 +123,7 @@ if(STYLEPIPE_HAS_GSTREAMER)
       ENVIRONMENT "${gst_test_environment}" LABELS gstreamer TIMEOUT 300 SKIP_RETURN_CODE 77)
     if(sp_gst_asan_runtime)
       # gst-launch-1.0's own allocations at exit are not the plugin's leaks.
-      set_tests_properties(gstreamer_launch PROPERTIES ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
+      set_tests_properties(gstreamer_launch PROPERTIES ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append:::detect_leaks=0")
     endif()
   else()
     message(STATUS "stylepipe: the GStreamer plugin's gst-launch tests are skipped: no gst-launch-1.0 "

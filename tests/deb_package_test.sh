@@ -102,7 +102,8 @@ if [[ "${STYLEPIPE_DEB_PYTHON:-0}" == 1 ]]; then
   grep -q '^./usr/lib/python3/dist-packages/stylepipe/__init__.py$' <<<"$contents" || fail "the Python package is not in the .deb"
   LD_PRELOAD=${STYLEPIPE_DEB_PYTHON_PRELOAD:-} ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 /usr/bin/python3 - "$tmp" <<'PY' \
     || fail "the installed Python module does not give the installed CLI's pictures"
-import subprocess, sys, numpy as np, stylepipe
+import os, subprocess, sys, numpy as np, stylepipe
+os.environ.pop("LD_PRELOAD", None)  # the installed CLI has its own ASan runtime, where it has one
 tmp = sys.argv[1]
 assert stylepipe.__file__.startswith("/usr/lib/python3/dist-packages/"), stylepipe.__file__
 image = np.random.default_rng().integers(0, 256, (48, 64, 4), dtype=np.uint8)

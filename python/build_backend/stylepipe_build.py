@@ -71,6 +71,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             record += _record_line(name, data)
 
         for file in sorted(os.listdir(package)):
+            if os.path.isdir(os.path.join(package, file)):  # __pycache__, from tests that imported the build's package
+                continue
             with open(os.path.join(package, file), "rb") as f:
                 add("%s/%s" % (NAME, file), f.read())
         add(dist_info + "/METADATA", _metadata().encode())
