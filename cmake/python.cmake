@@ -99,14 +99,13 @@ if(STYLEPIPE_HAS_PYTHON_MODULE)
   # Installed (and so in the .deb) where Debian's python3 looks: /usr/lib/python3/dist-packages.
   install(TARGETS _stylepipe LIBRARY DESTINATION lib/python3/dist-packages/stylepipe)
   install(FILES ${PYTHON_PACKAGE_FILES} DESTINATION lib/python3/dist-packages/stylepipe)
-  # Under the preloaded ASan runtime: the interpreter's (and bash's, pip's) own
-  # allocations at exit are not the module's leaks; without a quarantine, freed
-  # memory is reused at once, so "the memory stays flat" still means something.
-  # (string_append adds no separator: hence the leading ':'.)
+  # Under the preloaded ASan runtime the interpreter's (and bash's, pip's) own
+  # allocations at exit are not the module's leaks. (string_append adds no
+  # separator: hence the leading ':'.)
   function(sp_python_asan_test_options test)
     if(sp_python_asan_runtime)
       set_tests_properties(${test} PROPERTIES ENVIRONMENT_MODIFICATION
-        "ASAN_OPTIONS=string_append:::detect_leaks=0:quarantine_size_mb=0:thread_local_quarantine_size_kb=0")
+        "ASAN_OPTIONS=string_append:::detect_leaks=0")
     endif()
   endfunction()
   file(GLOB PYTHON_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/tests/test_*.py)

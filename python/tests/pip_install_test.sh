@@ -15,6 +15,7 @@ STYLEPIPE_BUILD_DIR=$build "$tmp/venv/bin/pip" install --no-index --quiet "$sour
 cd "$tmp"  # away from the checkout: the installed package, not the source one
 "$tmp/venv/bin/python" - "$tmp" <<'PY'
 import subprocess, sys, os, numpy as np, stylepipe
+os.environ.pop("LD_PRELOAD", None)  # the CLI has its own ASan runtime, where it has one
 tmp = sys.argv[1]
 assert stylepipe.__file__.startswith(os.path.join(tmp, "venv")), stylepipe.__file__
 image = np.random.default_rng().integers(0, 256, (30, 44, 4), dtype=np.uint8)

@@ -9,7 +9,7 @@ import numpy as np
 # An ASan build preloads ASan's shared runtime into this interpreter for the
 # module; the programs the tests run (the CLI has its own runtime, FFmpeg none)
 # must not inherit it: a second runtime makes the CLI refuse to start.
-os.environ.pop("LD_PRELOAD", None)
+UNDER_ASAN = "asan" in os.environ.pop("LD_PRELOAD", "")
 
 SEED = int(os.environ.get("SP_TEST_SEED", random.SystemRandom().randrange(1 << 62)))
 print("[stylepipe python tests] random seed %d (set SP_TEST_SEED to replay)" % SEED)
