@@ -7,6 +7,7 @@
 #include "api/request_options.h"
 #include "api/session_impl.h"
 #include "pipeline/config.h"
+#include "pipeline/parallel.h"
 #include "pipeline/stage_chain.h"
 
 namespace stylepipe {
@@ -19,6 +20,8 @@ struct Chain::Impl {
   // Where an output over its input is rendered first. The chain's own, not
   // given back between calls: work queued on it may still be running.
   sp::PooledBuffer aside;
+  int cpu_threads = 0;
+  std::unique_ptr<sp::WorkerPool> own_pool;  // set when cpu_threads > 0
 
   sp::Backend backend() const {
     return session->device().backend == Backend::cuda ? sp::Backend::cuda : sp::Backend::cpu;
@@ -125,6 +128,7 @@ Size Chain::output_size(Size input) const {
       throw Error(ExitCode::usage, "an input of " + std::to_string(input.width) + "x" + std::to_string(input.height) +
                                        " has no pixels");
     impl_->session->impl().enter();
+    const sp::ScopedWorkerPool threads(impl_->own_pool.get());  // plans made at configure take its size
     const sp::StageChain& stages = impl_->configured_for(input);
     return Size{stages.output_size().width, stages.output_size().height};
   });
@@ -136,6 +140,7 @@ void Chain::run(const Image& input, const Image& output, const RunOptions& optio
     check_image(output, "the output");
     Session::Impl& session = impl_->session->impl();
     session.enter();
+    const sp::ScopedWorkerPool threads(impl_->own_pool.get());
     const bool cuda = session.device.backend == Backend::cuda;
     if (cuda) {
       detail::check_device_memory(input.data, session.device.index, "the input");
@@ -182,5 +187,18 @@ void Chain::reset() {
     impl_->frames = 0;
   });
 }
+
+void Chain::set_cpu_threads(int threads) {
+  detail::guarded([&] {
+    if (threads < 0) throw Error(ExitCode::usage, "cpu_threads is " + std::to_string(threads) + ": give 0 (the shared pool) or more");
+    impl_->session->impl().enter();
+    impl_->own_pool = threads > 0 ? std::make_unique<sp::WorkerPool>(threads) : nullptr;
+    impl_->cpu_threads = threads;
+    impl_->stages.reset();
+    impl_->frames = 0;
+  });
+}
+
+int Chain::cpu_threads() const { return impl_->cpu_threads; }
 
 }  // namespace stylepipe

@@ -8,95 +8,91 @@
 #include <vector>
 
 namespace sp {
+
+WorkerPool::WorkerPool(int threads) {
+  for (int i = 1; i < threads; ++i) threads_.emplace_back([this] { loop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerPool::run(int chunks, const std::function<void(int)>& chunk_fn) {
+  // One job at a time: callers from several pipeline threads queue up here.
+  std::lock_guard job_lock(job_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    job_ = &chunk_fn;
+    next_chunk_ = 0;
+    chunk_count_ = chunks;
+    pending_ = chunks;
+    error_ = nullptr;
+    ++generation_;
+  }
+  wake_.notify_all();
+  work();
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return pending_ == 0; });
+  job_ = nullptr;
+  if (error_) std::rethrow_exception(error_);
+}
+
+void WorkerPool::work() {
+  for (;;) {
+    int chunk;
+    const std::function<void(int)>* job;
+    {
+      std::lock_guard lock(mutex_);
+      if (!job_ || next_chunk_ >= chunk_count_) return;
+      chunk = next_chunk_++;
+      job = job_;
+    }
+    try {
+      (*job)(chunk);
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    std::lock_guard lock(mutex_);
+    if (--pending_ == 0) done_.notify_all();
+  }
+}
+
+void WorkerPool::loop() {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+    }
+    work();
+  }
+}
+
 namespace {
 
-class WorkerPool {
- public:
-  WorkerPool() {
-    const int n = std::max(1u, std::thread::hardware_concurrency());
-    for (int i = 1; i < n; ++i) threads_.emplace_back([this] { loop(); });
-  }
-  ~WorkerPool() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  int size() const { return int(threads_.size()) + 1; }
-
-  void run(int chunks, const std::function<void(int)>& chunk_fn) {
-    // One job at a time: callers from several pipeline threads queue up here.
-    std::lock_guard job_lock(job_mutex_);
-    {
-      std::lock_guard lock(mutex_);
-      job_ = &chunk_fn;
-      next_chunk_ = 0;
-      chunk_count_ = chunks;
-      pending_ = chunks;
-      error_ = nullptr;
-      ++generation_;
-    }
-    wake_.notify_all();
-    work();
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    job_ = nullptr;
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  void work() {
-    for (;;) {
-      int chunk;
-      const std::function<void(int)>* job;
-      {
-        std::lock_guard lock(mutex_);
-        if (!job_ || next_chunk_ >= chunk_count_) return;
-        chunk = next_chunk_++;
-        job = job_;
-      }
-      try {
-        (*job)(chunk);
-      } catch (...) {
-        std::lock_guard lock(mutex_);
-        if (!error_) error_ = std::current_exception();
-      }
-      std::lock_guard lock(mutex_);
-      if (--pending_ == 0) done_.notify_all();
-    }
-  }
-  void loop() {
-    uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-        if (stopping_) return;
-        seen = generation_;
-      }
-      work();
-    }
-  }
-
-  std::vector<std::thread> threads_;
-  std::mutex job_mutex_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(int)>* job_ = nullptr;
-  int next_chunk_ = 0, chunk_count_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
-  std::exception_ptr error_;
-};
+thread_local WorkerPool* scoped_pool = nullptr;
 
 WorkerPool& pool() {
-  static WorkerPool p;
-  return p;
+  if (scoped_pool) return *scoped_pool;
+  static WorkerPool shared(int(std::max(1u, std::thread::hardware_concurrency())));
+  return shared;
 }
 
 }  // namespace
+
+ScopedWorkerPool::ScopedWorkerPool(WorkerPool* pool) : previous_(scoped_pool) {
+  if (pool) scoped_pool = pool;
+}
+
+ScopedWorkerPool::~ScopedWorkerPool() { scoped_pool = previous_; }
 
 int worker_count() { return pool().size(); }
 

@@ -87,6 +87,11 @@ class PyChain {
     chain_.reset();
   }
   bool temporal() const { return chain_.temporal(); }
+  int threads() const { return chain_.cpu_threads(); }
+  void set_threads(int threads) {
+    if (threads < 0) throw py::value_error("threads is " + std::to_string(threads) + ": give 0 (the shared pool) or more");
+    chain_.set_cpu_threads(threads);
+  }
   std::vector<std::string> stages() const { return chain_.stage_names(); }
 
  private:
@@ -201,6 +206,7 @@ PYBIND11_MODULE(_stylepipe, m) {
       .def_property_readonly("path", &PyChain::path)
       .def_property_readonly("temporal", &PyChain::temporal)
       .def_property_readonly("stages", &PyChain::stages)
+      .def_property("threads", &PyChain::threads, &PyChain::set_threads)
       .def("output_shape", &PyChain::output_shape, py::arg("shape"))
       .def("run", &PyChain::run, py::arg("input"), py::arg("out"), py::arg("stream"), py::arg("time_seconds"))
       .def("reset", &PyChain::reset);

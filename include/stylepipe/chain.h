@@ -75,6 +75,13 @@ class Chain {
   void run(const Image& input, const Image& output, const RunOptions& options = {});
   // Forgets temporal state: the next frame is a first frame.
   void reset();
+  // CPU only: the threads that run this chain's stages. 0 (the default): the
+  // process's pool, one thread a core, which every chain with 0 shares and
+  // takes in turn. N > 0: N threads of the chain's own (1: the calling thread
+  // alone), so that chains called from several threads run side by side.
+  // Setting it restarts the temporal stages, as reset() does.
+  void set_cpu_threads(int threads);
+  int cpu_threads() const;
 
  private:
   struct Impl;

@@ -135,9 +135,13 @@ class Chain:
     ``Chain([("pencil", {"color": True}), ("xbr", {"scale": 2})], device="cuda:0")``;
     ``Chain.from_yaml(path)``; ``Chain.from_dict({"pipeline": [...]})``.
     Temporal stages keep their state between calls, in call order.
+    On the CPU, ``threads=0`` shares the process's pool (a thread a core) with
+    every such chain; ``threads=N`` gives the chain N threads of its own (1:
+    the calling thread), so that chains called from several Python threads
+    run side by side.
     """
 
-    def __init__(self, stages=None, device="cpu", *, _native=None):
+    def __init__(self, stages=None, device="cpu", *, threads=0, _native=None):
         if _native is None:
             if stages is None:
                 raise TypeError("Chain needs a list of (stage, parameters) pairs")
@@ -150,6 +154,8 @@ class Chain:
                 pipeline.append({name: dict(params or {})})
             _native = self._from_text({"pipeline": pipeline}, device, "<stages>")
         self._native = _native
+        if threads:
+            self._native.threads = threads
 
     @staticmethod
     def _from_text(config, device, name):
@@ -163,18 +169,27 @@ class Chain:
         return _stylepipe._Chain.from_yaml(text, _device_text(device), name)
 
     @classmethod
-    def from_yaml(cls, path, device="cpu"):
+    def from_yaml(cls, path, device="cpu", *, threads=0):
         """A chain from a YAML config file; errors name its line and column."""
-        return cls(_native=_stylepipe._Chain.from_file(os.fspath(path), _device_text(device)))
+        return cls(_native=_stylepipe._Chain.from_file(os.fspath(path), _device_text(device)), threads=threads)
 
     @classmethod
-    def from_dict(cls, config, device="cpu"):
+    def from_dict(cls, config, device="cpu", *, threads=0):
         """A chain from a config as a dict: ``{"pipeline": [{"pencil": {"color": True}}]}``."""
-        return cls(_native=cls._from_text(config, device, "<dict>"))
+        return cls(_native=cls._from_text(config, device, "<dict>"), threads=threads)
 
     @property
     def device(self):
         return self._native.device
+
+    @property
+    def threads(self):
+        """CPU threads of the chain's own; 0: the process's shared pool. Setting it restarts temporal stages."""
+        return self._native.threads
+
+    @threads.setter
+    def threads(self, threads):
+        self._native.threads = threads
 
     @property
     def stages(self):
