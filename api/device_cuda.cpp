@@ -8,6 +8,7 @@
 #include "api/session_impl.h"
 #include "stylepipe/streams.h"
 #include "pipeline/cuda_check.h"
+#include "pipeline/device.h"
 
 namespace stylepipe::detail {
 
@@ -21,11 +22,11 @@ void open_cuda_device(int index) {
   static std::mutex mutex;
   static std::set<int> started;
   std::lock_guard lock(mutex);
-  SP_CUDA_CHECK(cudaSetDevice(index));
+  sp::use_cuda_device(index);
   if (started.insert(index).second) sp::start_cuda_context();
 }
 
-void enter_cuda_device(int index) { SP_CUDA_CHECK(cudaSetDevice(index)); }
+void enter_cuda_device(int index) { sp::use_cuda_device(index); }
 
 void check_device_memory(const void* data, int index, const char* what) {
   cudaPointerAttributes attributes{};
@@ -51,7 +52,7 @@ namespace stylepipe {
 void order_streams(void* consumer, void* producer, int device) {
   if (consumer == producer) return;
   detail::guarded([&] {
-    SP_CUDA_CHECK(cudaSetDevice(device));
+    sp::use_cuda_device(device);
     cudaEvent_t done = nullptr;
     SP_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
     const cudaError_t recorded = cudaEventRecord(done, static_cast<cudaStream_t>(producer));

@@ -114,10 +114,17 @@ int run_parallel(const TranscodeRequest& a) {
     o.devices = sp::parse_device_list(a.devices, sp::cuda_device_count());
   }
   o.worker_processes = a.worker_processes;
-  // Worker threads share one CUDA context: it starts while the input is planned.
+  const bool cuda = a.backend != "cpu" && sp::cuda_device_available();
+  // A worker process sees only its own GPU: with no --devices, this process's first.
+  if (cuda && o.devices.empty() && o.worker_processes) o.devices = {0};
+  // Worker threads share their device's context: each device's starts while the input is planned.
   std::future<void> context;
-  if (a.backend != "cpu" && sp::workers_as_threads(o) && sp::cuda_device_available())
-    context = std::async(std::launch::async, sp::start_cuda_context);
+  if (cuda && sp::workers_as_threads(o)) {
+    std::vector<int> devices = o.devices.empty() ? std::vector<int>{sp::current_cuda_device()} : o.devices;
+    std::sort(devices.begin(), devices.end());
+    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+    context = std::async(std::launch::async, sp::start_cuda_contexts, devices);
+  }
   const auto planning = std::chrono::steady_clock::now();
   sp::Manifest m = sp::make_plan(plan_request(a, a.jobs));
   sp::save_plan(m);

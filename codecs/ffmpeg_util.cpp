@@ -15,6 +15,7 @@ extern "C" {
 #include <mutex>
 #include <utility>
 
+#include "pipeline/device.h"
 #include "pipeline/log.h"
 
 namespace sp {
@@ -282,7 +283,9 @@ std::string strip_log_prefix(const std::string& line) {
 int create_shared_cuda_device(AVBufferRef** device) {
   AVDictionary* options = nullptr;
   av_dict_set(&options, "primary_ctx", "1", 0);
-  const int r = av_hwdevice_ctx_create(device, AV_HWDEVICE_TYPE_CUDA, nullptr, options, 0);
+  // The calling thread's device: a run on GPU N decodes and encodes there.
+  const std::string ordinal = std::to_string(current_cuda_device());
+  const int r = av_hwdevice_ctx_create(device, AV_HWDEVICE_TYPE_CUDA, ordinal.c_str(), options, 0);
   av_dict_free(&options);
   return r;
 }

@@ -75,7 +75,8 @@ std::string strip_log_prefix(const std::string& line);
 
 // Opens FFmpeg's CUDA device on the CUDA runtime's primary context (one
 // context for our kernels, NVDEC and NVENC: pictures need no copies between
-// contexts). Returns FFmpeg's error code.
+// contexts), of the calling thread's device (current_cuda_device). Returns
+// FFmpeg's error code.
 int create_shared_cuda_device(AVBufferRef** device);
 
 // Grows the kernel buffer of `fd` to `bytes` (as far as the system allows)

@@ -31,7 +31,7 @@ nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(text.str(), nullptr, false);
 }
 
-// The concat of a threads run, joining segments while the workers make the
+// The concat of a `--jobs` run, joining segments while the workers make the
 // later ones. Its failure stops the workers.
 class StreamedConcat {
  public:
@@ -63,12 +63,9 @@ class StreamedConcat {
 
 }  // namespace
 
-// Threads share this process's one device; other devices take processes,
-// each seeing only its own GPU.
-bool workers_as_threads(const ParallelRunOptions& o) {
-  return !o.worker_processes &&
-         std::all_of(o.devices.begin(), o.devices.end(), [](int device) { return device == 0; });
-}
+// Threads, on one GPU or several: a process per worker would pay a CUDA
+// start-up each (measured: 4 GPUs in processes were slower than 1 in threads).
+bool workers_as_threads(const ParallelRunOptions& o) { return !o.worker_processes; }
 
 std::vector<int> parse_device_list(const std::string& text, int devices_present) {
   std::vector<int> devices;
@@ -100,11 +97,14 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
   WorkersOutcome workers;
   std::optional<ConcatResult> joined;
   double workers_seconds = 0;
-  if (workers_as_threads(o)) {
+  {
+    // The concat joins each segment as it and those before it finish, in
+    // either mode: the run ends a moment after its last worker.
     SegmentArrivals arrivals(m.segments.size());
     std::atomic<bool> stop{false};
     StreamedConcat concat(m, arrivals, stop);
-    workers = run_worker_threads(m, o, progress, arrivals, stop);
+    workers = workers_as_threads(o) ? run_worker_threads(m, o, progress, arrivals, stop)
+                                    : run_worker_processes(m, o, progress, arrivals, stop);
     workers_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     try {
       joined = concat.finish();
@@ -112,9 +112,6 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
       // Ctrl-C ends the concat too; what was finished is joined below.
       if (!interrupted()) throw;
     }
-  } else {
-    workers = run_worker_processes(m, o, progress);
-    workers_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   }
   if (workers.failure) {
     log_error("the finished segments stay in {}; the same command again redoes only the others", m.workdir);

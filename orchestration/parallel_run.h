@@ -1,8 +1,9 @@
 #pragma once
 // `stylepipe run CONFIG -i IN -o OUT --jobs N`: a plan, N workers at a time
 // (each its own decoder session, streams and encoder), and the concat, in one
-// command. Workers are threads sharing one CUDA context, or processes (each
-// its own context and GPU) with several devices or on request.
+// command. Workers are threads of this process, each on its GPU (the
+// device's one context, shared by the workers on it), or processes on request
+// (each seeing only its own GPU).
 #include <string>
 #include <vector>
 
@@ -29,8 +30,7 @@ struct ParallelRunOptions {
   double plan_seconds = 0;     // for the stats: the planning before this call
 };
 
-// Whether the workers are threads of this process (one shared CUDA context):
-// on one device, unless worker_processes asks otherwise.
+// Whether the workers are threads of this process: unless worker_processes asks otherwise.
 bool workers_as_threads(const ParallelRunOptions& options);
 
 // Runs every segment of a saved plan that is not finished yet, then joins

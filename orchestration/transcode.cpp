@@ -1,5 +1,7 @@
 #include "orchestration/transcode.h"
 
+#include <atomic>
+
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -61,14 +63,23 @@ static void refuse_output_that_is_the_input(const TranscodeOptions& options) {
 }
 
 int run_transcode(const TranscodeOptions& options, RunStats& stats) {
+  stats.mark_startup("run started (config read, arguments checked)");
   refuse_output_that_is_the_input(options);
   MediaWriter::preflight(options.output);
+  // Written by the device thread, read once the transcoder has its backend.
+  std::atomic<double> driver_ready{-1}, context_ready{-1};
   // Device start-up (driver and context) overlaps with probing the input.
-  std::future<Choice> device = std::async(std::launch::async, [&, log_context = thread_log_context()] {
+  std::future<Choice> device = std::async(std::launch::async, [&, log_context = thread_log_context(),
+                                                              cuda_device = current_cuda_device()] {
     set_thread_log_context(log_context);
     name_this_thread("sp-device");
     Choice backend = select_backend(options.backend);
-    if (backend.name == "cuda") start_cuda_context();
+    driver_ready = seconds_since_process_start();
+    if (backend.name == "cuda") {
+      use_cuda_device(cuda_device);
+      start_cuda_context();
+      context_ready = seconds_since_process_start();
+    }
     log_debug("device ready");
     return backend;
   });
@@ -84,12 +95,15 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
     throw;
   }
   MediaReader& reader = *opened;
+  stats.mark_startup(reader.hardware_decoder_attached() ? "input open (NVDEC session)" : "input open");
   log_debug("input open");
   stats.input = options.input.url;
   stats.output = options.output.url;
   stats.decoder.name = reader.video().codec_name;
   detail::Transcoder transcoder(options, stats, std::move(device), reader);
   const int code = transcoder.run(reader);
+  if (driver_ready >= 0) stats.startup.push_back({"backend chosen (CUDA driver probed)", driver_ready});
+  if (context_ready >= 0) stats.startup.push_back({"CUDA context created", context_ready});
   if (!options.stats_json_path.empty()) {
     std::ofstream out(options.stats_json_path);
     out << stats.to_json().dump(2) << "\n";

@@ -18,6 +18,7 @@ bool Transcoder::read_next(MediaReader& reader, MediaItem& item) {
 
 void Transcoder::read_loop(MediaReader& reader) {
   try {
+    use_cuda_device(cuda_device_);
     for (MediaItem item; read_next(reader, item); item = MediaItem{})
       read_queue_.push(ReadItem{std::move(item), Clock::now(), {}});
   } catch (...) {
@@ -28,6 +29,7 @@ void Transcoder::read_loop(MediaReader& reader) {
 
 void Transcoder::write_loop() {
   try {
+    use_cuda_device(cuda_device_);
     while (auto item = write_queue_.pop()) {
       if (failure_.failed()) continue;  // drain without writing
       write_item(*item);
@@ -61,8 +63,13 @@ void Transcoder::write_item(WriteItem& item) {
   stats_.latency_ms.add(latency);
   stats_.timeline.record(frames_written_, times);
   stats_.add_frame(item.frame->timings);
-  if (frames_written_++ == 0)
+  if (frames_written_++ == 0) {
     stats_.first_frame_seconds = std::chrono::duration<double>(times.written - process_start_time()).count();
+    // The stages' first run: CUDA loads their kernels then (lazy module loading).
+    if (times.processed != FrameTimes::Clock::time_point{})
+      stats_.startup.push_back(
+          {"first frame processed", std::chrono::duration<double>(times.processed - process_start_time()).count()});
+  }
   stats_.frames_out = frames_written_;
   media_seconds_ = item.pts * av_q2d(time_base_);
   progress_->update(frames_written_, media_seconds_);
@@ -294,6 +301,7 @@ std::thread Transcoder::start_device_teardown(MediaReader& reader, std::shared_f
   return std::thread([this, &reader, writes_done, release_context] {
     name_this_thread("sp-teardown");
     try {
+      use_cuda_device(cuda_device_);
       reader.close_decoder();
       log_debug("decoder closed");
       if (!release_context) return;

@@ -12,6 +12,7 @@
 #include <thread>
 #include <variant>
 
+#include "pipeline/device.h"
 #include "pipeline/frame_engine.h"
 #include "orchestration/transcode.h"
 
@@ -101,6 +102,8 @@ class Transcoder {
   const TranscodeOptions& options_;
   RunStats& stats_;
   std::future<Choice> device_;  // the backend, once the device has started
+  // The GPU of the thread that made the run; its own threads take it too.
+  const int cuda_device_ = current_cuda_device();
   Backend backend_ = Backend::cpu;
   bool bridging_ = false;  // frames go through the CPU while the GPU starts
   double last_bridged_frame_ms_ = 0;

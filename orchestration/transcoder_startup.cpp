@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "pipeline/device.h"
 #include "pipeline/log.h"
 
 namespace sp::detail {
@@ -30,6 +31,10 @@ void Transcoder::resolve_backend() {
   if (!device_.valid()) return;
   stats_.backend = device_.get();
   backend_ = stats_.backend.name == "cuda" ? Backend::cuda : Backend::cpu;
+  if (backend_ == Backend::cuda) {
+    stats_.cuda_device = current_cuda_device();
+    stats_.cuda_device_pci_bus_id = cuda_device_pci_bus_id(stats_.cuda_device);
+  }
 }
 
 // Starting the GPU costs ~0.2 s (driver and context), which would hold the
@@ -38,6 +43,7 @@ void Transcoder::resolve_backend() {
 // the GPU's result, so the output is the same, only earlier.
 void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   const PlanarView v = frame.view();
+  stats_.mark_startup("first frame decoded");
   log_debug("first frame decoded");
   // (NVENC, with --encoder auto or nvenc, is chosen when the encoder opens: it needs the GPU up.)
   bridging_ = options_.backend == "auto" && !options_.low_latency && !v.on_device &&
@@ -52,10 +58,12 @@ void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   }
   output_size_ = engine_->chain().output_size();
   read_queue_.set_capacity(options_.effective_queue_depth());
+  stats_.mark_startup("stages configured (plans, buffers)");
   log_debug("engine built");
   OutputOptions output = options_.output;
   output.gpu_in_use = backend_ == Backend::cuda;
   writer_ = std::make_unique<MediaWriter>(output, reader.video(), output_size_, reader);
+  stats_.mark_startup("encoder open");
   log_debug("encoder open");
   stats_.encoder.name = writer_->description();
   stats_.encoder.reason = writer_->encoder_fallback_reason();

@@ -134,7 +134,8 @@ void take_lines(Worker& w, bool at_end, std::set<std::string>& notices) {
 
 }  // namespace
 
-WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions& o, ProgressReporter& progress) {
+WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions& o, ProgressReporter& progress,
+                                    SegmentArrivals& arrivals, const std::atomic<bool>& stop) {
   std::map<int, Worker> running;  // by pid
   std::set<std::string> notices;  // log lines already passed on
   WorkersOutcome outcome;
@@ -147,7 +148,7 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
 
   auto segment_media = [](const Worker& w) { return w.first_media_seconds < 0 ? 0.0 : w.media_seconds - w.first_media_seconds; };
   while (next < int(m.segments.size()) || !running.empty()) {
-    if (!stopping && (interrupted() || failure)) {
+    if (!stopping && (interrupted() || failure || stop)) {
       stopping = true;
       for (auto& [pid, w] : running) kill(pid, SIGINT);
     }
@@ -174,7 +175,9 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
       devices_used[w.index] = w.device;
       frames_done[size_t(w.index)] = w.frames;
       media_done[size_t(w.index)] = segment_media(w);
-      if (code != 0 && code != int(ExitCode::interrupted) && !failure) {
+      if (code == 0) {
+        arrivals.finished(w.index);
+      } else if (code != int(ExitCode::interrupted) && !failure) {
         log_error("segment {} failed (exit {}); stopping the other workers", w.index, code);
         failure = code;
       }
@@ -189,6 +192,7 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
   int64_t total_frames = 0;
   double total_media = 0;
   for (size_t i = 0; i < frames_done.size(); ++i) total_frames += frames_done[i], total_media += media_done[i];
+  if (failure || interrupted()) arrivals.abandon();
   progress.finish(total_frames, total_media);
   outcome.failure = failure;
   outcome.frames = total_frames;

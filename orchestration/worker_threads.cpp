@@ -39,7 +39,15 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
   std::mutex mutex;
   WorkersOutcome outcome;
 
-  auto work = [&] {
+  auto work = [&](int device) {
+    try {
+      use_cuda_device(device);
+    } catch (const Error& e) {
+      std::lock_guard lock(mutex);
+      log_error("GPU {}: {}", device, e.what());
+      if (!outcome.failure) outcome.failure = int(e.code());
+      stop = true;
+    }
     for (int index; !stop && !interrupted() && (index = next++) < segments;) {
       set_thread_log_context(fmt::format("segment {}", index));
       WorkerOverrides w = o.worker;
@@ -51,6 +59,7 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
       set_thread_log_context("");
       std::lock_guard lock(mutex);
       outcome.exit_codes[index] = code;
+      if (!o.devices.empty()) outcome.devices_used[index] = device;
       if (code == 0) {
         arrivals.finished(index);
       } else if (code != int(ExitCode::interrupted) && !outcome.failure) {
@@ -61,12 +70,13 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
     }
     --running;
   };
-  // The context is made once, here, not once per worker (contended, that
+  // A device's context is made once, not once per worker (contended, that
   // was 1-2 s each for 8 worker processes); it stays until the last one ends.
   CudaContextHold hold;
   std::vector<std::thread> workers;
   running = std::min(o.jobs, segments);
-  for (int k = 0; k < running; ++k) workers.emplace_back(work);
+  for (int k = 0; k < running; ++k)
+    workers.emplace_back(work, o.devices.empty() ? current_cuda_device() : o.devices[size_t(k) % o.devices.size()]);
 
   auto total = [&] {
     outcome.frames = 0, outcome.media_seconds = 0;

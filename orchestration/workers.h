@@ -1,6 +1,7 @@
 #pragma once
 // The two ways a `--jobs` run works through the segments of its plan: worker
-// threads of this process, sharing its CUDA context, or worker processes.
+// threads of this process (each on its GPU, with that device's context), or
+// worker processes (each seeing only its own GPU).
 #include <atomic>
 #include <map>
 
@@ -18,12 +19,13 @@ struct WorkersOutcome {
   double media_seconds = 0;
 };
 
-// Segments go to workers in index order, `jobs` at a time. Each finished one
-// is announced to `arrivals`; a failure or Ctrl-C stops the others (they
+// Segments go to workers in index order, `jobs` at a time; worker k runs on
+// devices[k % size]. Each finished one is announced to `arrivals`; a failure or Ctrl-C stops the others (they
 // finalize what they wrote). `stop` may also be set from outside.
 WorkersOutcome run_worker_threads(const Manifest& manifest, const ParallelRunOptions& options,
                                   ProgressReporter& progress, SegmentArrivals& arrivals, std::atomic<bool>& stop);
 WorkersOutcome run_worker_processes(const Manifest& manifest, const ParallelRunOptions& options,
-                                    ProgressReporter& progress);
+                                    ProgressReporter& progress, SegmentArrivals& arrivals,
+                                    const std::atomic<bool>& stop);
 
 }  // namespace sp

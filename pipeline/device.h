@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "pipeline/cuda_handles.h"
 
@@ -25,12 +26,27 @@ struct DeviceProperties {
   int sm_count = 0;
 };
 DeviceProperties current_device_properties();
+// "0000:41:00.0": which physical GPU an ordinal is, whatever CUDA_VISIBLE_DEVICES says.
+std::string cuda_device_pci_bus_id(int device);
 
-// Creates the CUDA context (hundreds of ms on a large GPU). Call it early on a
-// side thread so that opening the input and the encoder overlap with it.
+// The calling thread's CUDA device: CUDA's own per-thread current device, 0
+// until a thread chooses another. A run on device N sets it on each thread
+// it starts (use_cuda_device(current_cuda_device()) first thing), so that its
+// kernels, pools, streams and NVDEC session are all on N. Neither call starts
+// the CUDA runtime in a process that has not used it (CPU runs).
+int current_cuda_device();
+void use_cuda_device(int device);
+
+// Creates the calling thread's device's CUDA context (hundreds of ms on a
+// large GPU). Call it early on a side thread (after use_cuda_device) so that
+// opening the input and the encoder overlap with it.
 void start_cuda_context();
-// Tears the context down (tens of ms) when nothing of it is in use any more,
-// so that process exit does not pay for it. A no-op when none was started.
+// start_cuda_context on each of `devices` at once, a thread each (contexts of
+// several GPUs start in parallel). Rethrows the first failure.
+void start_cuda_contexts(const std::vector<int>& devices);
+// Tears the calling thread's device's context down (tens of ms) when nothing
+// of it is in use any more, so that process exit does not pay for it. A no-op
+// when none was started there.
 void release_cuda_context();
 
 // Transcodes that run side by side in one process (`--jobs` workers as

@@ -4,7 +4,9 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <future>
 #include <mutex>
+#include <set>
 
 #include "pipeline/cuda_check.h"
 
@@ -57,26 +59,65 @@ int cuda_device_count() {
 }
 
 namespace {
-std::atomic<bool> g_context_started{false};
+std::mutex g_started_mutex;
+std::set<int> g_started_devices;      // whose context start_cuda_context made
+std::atomic<bool> g_runtime_used{false};  // the CUDA runtime was touched by this process
 std::atomic<int> g_context_holds{0};
 }  // namespace
 
 CudaContextHold::CudaContextHold() { ++g_context_holds; }
 CudaContextHold::~CudaContextHold() { --g_context_holds; }
 
+int current_cuda_device() {
+  if (!g_runtime_used) return 0;
+  int device = 0;
+  SP_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+void use_cuda_device(int device) {
+  if (device == 0 && !g_runtime_used) return;  // the runtime's default, and nothing to start for it
+  g_runtime_used = true;
+  SP_CUDA_CHECK(cudaSetDevice(device));
+}
+
 void start_cuda_context() {
+  g_runtime_used = true;
   // FFmpeg's CUDA device (NVDEC) joins the primary context only when its
   // flags are blocking sync; the host waits on events, so they suit us too.
   const cudaError_t flags = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
   if (flags == cudaErrorSetOnActiveProcess) cudaGetLastError();  // a context exists already: keep it
   else SP_CUDA_CHECK(flags);
   SP_CUDA_CHECK(cudaFree(nullptr));
-  g_context_started = true;
+  std::lock_guard lock(g_started_mutex);
+  g_started_devices.insert(current_cuda_device());
+}
+
+void start_cuda_contexts(const std::vector<int>& devices) {
+  std::vector<std::future<void>> started;
+  for (int device : devices)
+    started.push_back(std::async(std::launch::async, [device] {
+      use_cuda_device(device);
+      start_cuda_context();
+    }));
+  for (auto& s : started) s.wait();
+  for (auto& s : started) s.get();
 }
 
 void release_cuda_context() {
   if (g_context_holds > 0) return;
-  if (g_context_started.exchange(false)) SP_CUDA_CHECK(cudaDeviceReset());
+  const int device = current_cuda_device();
+  {
+    std::lock_guard lock(g_started_mutex);
+    if (g_started_devices.erase(device) == 0) return;
+  }
+  SP_CUDA_CHECK(cudaDeviceReset());
+}
+
+std::string cuda_device_pci_bus_id(int device) {
+  char id[32] = {};
+  SP_CUDA_CHECK(cudaDeviceGetPCIBusId(id, sizeof id, device));
+  return id;
 }
 
 DeviceProperties current_device_properties() {

@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <numeric>
+#include <sstream>
+
+#include <time.h>
+#include <unistd.h>
 
 namespace sp {
 
@@ -11,6 +17,30 @@ const std::chrono::steady_clock::time_point g_process_start = std::chrono::stead
 }
 
 std::chrono::steady_clock::time_point process_start_time() { return g_process_start; }
+
+double seconds_since_process_start() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_process_start).count();
+}
+
+double exec_to_process_start_seconds() {
+  // /proc/self/stat's 22nd field: the start in clock ticks since boot, against CLOCK_BOOTTIME.
+  static const double seconds = [] {
+    timespec boot{};
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    const double now_since_boot = double(boot.tv_sec) + boot.tv_nsec * 1e-9 - seconds_since_process_start();
+    std::ifstream stat("/proc/self/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t name_end = text.rfind(')');
+    if (name_end == std::string::npos) return -1.0;
+    std::istringstream fields(text.substr(name_end + 2));
+    std::string field;
+    for (int i = 3; i < 22 && fields >> field;) ++i;  // fields 3..21
+    unsigned long long start_ticks = 0;
+    if (!(fields >> start_ticks)) return -1.0;
+    return std::max(0.0, now_since_boot - double(start_ticks) / double(sysconf(_SC_CLK_TCK)));
+  }();
+  return seconds;
+}
 
 
 double Samples::percentile(double p) const {
@@ -91,6 +121,14 @@ nlohmann::json RunStats::to_json() const {
         {"device_to_host_per_frame", traffic.device_to_host_bytes * per_frame}}},
       {"warnings", warnings},
   };
+  std::vector<StartupStep> steps = startup;
+  if (first_frame_seconds >= 0) steps.push_back({"first frame written", first_frame_seconds});
+  std::stable_sort(steps.begin(), steps.end(), [](const StartupStep& a, const StartupStep& b) { return a.seconds < b.seconds; });
+  const double exec = exec_to_process_start_seconds();
+  nlohmann::json since_exec = nlohmann::json::array({{{"step", "libraries loaded (static initialization)"}, {"seconds", exec}}});
+  for (const StartupStep& s : steps) since_exec.push_back({{"step", s.step}, {"seconds", s.seconds + exec}});
+  j["startup_seconds"] = since_exec;
+  if (cuda_device >= 0) j["cuda_device"] = {{"ordinal", cuda_device}, {"pci_bus_id", cuda_device_pci_bus_id}};
   if (timeline.enabled()) j["timeline"] = timeline.to_json();
   return j;
 }

@@ -44,6 +44,20 @@ struct StageStats {
 
 // When this process started (its static initialization), for start-up times.
 std::chrono::steady_clock::time_point process_start_time();
+// Seconds from now back to process_start_time().
+double seconds_since_process_start();
+// Seconds from the process's exec to its static initialization (the dynamic
+// loader: shared libraries, the CUDA runtime's and FFmpeg's); 10 ms steps.
+double exec_to_process_start_seconds();
+
+// One step of a run's start-up and when it was done, in seconds since
+// process_start_time() (not since the previous step: steps overlap, the
+// device starting beside the input opening). The stats give them since the
+// process's exec.
+struct StartupStep {
+  std::string step;
+  double seconds = 0;
+};
 
 struct RunStats {
   Choice backend, decoder, encoder;
@@ -53,6 +67,9 @@ struct RunStats {
   int64_t frames_on_cpu_at_startup = 0;  // processed on the CPU while the GPU started
   double wall_seconds = 0;
   double first_frame_seconds = -1;  // from the process's start to the first frame written
+  std::vector<StartupStep> startup;  // in the order they were done
+  int cuda_device = -1;              // the GPU (this process's ordinal) of a CUDA run
+  std::string cuda_device_pci_bus_id;
   std::vector<StageStats> stages;
   Samples upload_ms, convert_in_ms, convert_out_ms, download_ms;
   Samples latency_ms;  // frame fully read -> frame fully written
@@ -67,6 +84,7 @@ struct RunStats {
   std::string result = "ok";  // ok, interrupted, data error, ...
 
   void add_frame(const FrameTimings& t);
+  void mark_startup(std::string step) { startup.push_back({std::move(step), seconds_since_process_start()}); }
   nlohmann::json to_json() const;
 };
 

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,48 @@ TEST(SegmentsGpu, TwoWorkersOnOneGpuEqualTheCpuRun) {
       EXPECT_GT(seg["stats"]["pool"]["high_water_bytes"].get<double>(), 0) << "each worker has its own pool";
     }
     EXPECT_EQ(j["devices"], nlohmann::json::array({0, 0}));
+  }
+}
+
+// Every GPU in one process: worker threads, each on its device (own context,
+// pools, streams, NVDEC), give the CPU run's pictures, and each segment says
+// where it ran. Machines with one GPU skip it; run it on a kind with 2 or 4.
+TEST(SegmentsGpu, WorkerThreadsOnEveryGpuEqualTheCpuRun) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: the GPU workers are not exercised here";
+  const int gpus = cuda_device_count();
+  if (gpus < 2) GTEST_SKIP() << "one GPU here: workers on several GPUs need a machine with two or more";
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const std::string in = dir.file("in.mp4");
+  const CommandResult made = run_command("ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 "
+                                         "-f lavfi -i sine -t " + std::to_string(4 + rng() % 4) +
+                                         " -c:v libx264 -g " + std::to_string(10 + rng() % 20) +
+                                         " -pix_fmt yuv420p -c:a aac " + in);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::string config = source_dir() + "/configs/example.yaml";
+  const std::string cpu = dir.file("cpu.mkv"), gpu = dir.file("gpu.mkv"), stats = dir.file("stats.json");
+  CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --backend cpu --codec ffv1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int segments = 2 * gpus + 1;
+  for (const std::string workers : {"threads", "processes"}) {
+    SCOPED_TRACE(workers);
+    r = stylepipe("run " + config + " -i " + in + " -o " + gpu + " -y --backend cuda --codec ffv1 --jobs " +
+                  std::to_string(2 * gpus) + " --devices all --segments " + std::to_string(segments) +
+                  " --stats-json " + stats + (workers == "processes" ? " --worker-processes" : ""));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(video_md5s(gpu), video_md5s(cpu)) << "the GPU workers' pictures differ from the CPU run";
+    EXPECT_EQ(audio_packet_hashes(gpu), audio_packet_hashes(cpu)) << "audio packets differ from the single run";
+    std::ifstream s(stats);
+    const nlohmann::json j = nlohmann::json::parse(s);
+    EXPECT_EQ(j["workers"], workers);
+    ASSERT_EQ(int(j["segments"].size()), segments);
+    std::set<int> used;
+    for (const auto& seg : j["segments"]) {
+      EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
+      ASSERT_TRUE(seg.contains("device")) << seg.dump();
+      used.insert(seg["device"].get<int>());
+    }
+    EXPECT_EQ(int(used.size()), gpus) << "not every GPU ran a segment";
   }
 }
 
