@@ -216,10 +216,11 @@ int run_batch(const BatchOptions& o) {
   const auto cancelled = [&] { return interrupted() || (o.cancel && o.cancel->load()); };
   auto work = [&] {
     for (size_t k; !stop_starting && !cancelled() && (k = next++) < count;) {
-      set_thread_log_context(fmt::format("{} ({}/{})", o.clips[k].input, k + 1, count));
+      set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
       ClipOutcome outcome = run_clip(o, k, counts[k]);
       if (outcome.code == 0)
-        log_info("-> {}: {} frames in {:.2f} s", o.clips[k].output, outcome.frames, outcome.seconds);
+        log_info("{} -> {}: {} frames in {:.2f} s", o.clips[k].input, o.clips[k].output, outcome.frames,
+                 outcome.seconds);
       set_thread_log_context("");
       std::lock_guard lock(mutex);
       if (o.fail_fast && is_failure(outcome) && !stop_starting) {

@@ -174,11 +174,12 @@ TEST(BatchE2E, PatternRefusesCollisionsAndOutputsThatAreInputsBeforeAnyWork) {
     EXPECT_NE(line.find(named), std::string::npos) << "one line names both inputs and the output: " << collision.output;
   EXPECT_TRUE(files_in(dir.file("out")).empty()) << "refused before any work";
 
-  // {index} keeps them apart; an output that is an input (here: other.mp4's own file) is refused.
-  const CommandResult onto_input = run(dir.file("y/{stem}.mp4"));
+  // An output that is an input (here other.mp4's own file) is refused.
+  const CommandResult onto_input = stylepipe("run " + identity_config() + " -i " + shell_quote(a) + " -i " + shell_quote(c) +
+                                             " -o " + shell_quote(dir.file("y/{stem}.mp4")) + kRun);
   EXPECT_EQ(onto_input.exit_code, 64) << onto_input.output;
-  EXPECT_NE(onto_input.output.find("is the input"), std::string::npos) << onto_input.output;
-  EXPECT_TRUE(files_in(dir.file("out")).empty());
+  EXPECT_NE(onto_input.output.find("is the input " + c), std::string::npos) << onto_input.output;
+  EXPECT_EQ(files_in(dir.file("y")), (std::vector<std::string>{"clip.mp4", "other.mp4"})) << "nothing written";
 
   // An existing output needs -y, checked for every output before the first clip runs.
   std::ofstream(dir.file("out/2_clip.mkv")) << "keep me";
