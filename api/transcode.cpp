@@ -9,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "api/batch_request.h"
 #include "api/public_errors.h"
 #include "api/request_options.h"
 #include "orchestration/concat.h"
@@ -166,6 +167,7 @@ int run_single(const TranscodeRequest& a) {
 
 int transcode(const TranscodeRequest& request) {
   return detail::guarded([&] {
+    if (detail::is_batch(request)) return detail::run_batch(request);
     check_request(request);
     if (!request.manifest.empty()) return run_segment(request);
     if (request.jobs > 0) return run_parallel(request);
@@ -177,6 +179,7 @@ int plan(const TranscodeRequest& a) {
   return detail::guarded([&] {
     if (a.config_path.empty() || a.input.empty() || a.output.empty())
       throw sp::Error(sp::ExitCode::usage, "plan needs CONFIG, -i INPUT and -o OUTPUT");
+    if (!a.inputs.empty()) throw sp::Error(sp::ExitCode::usage, "plan cuts one input: give one -i");
     refuse_single_stream_flags(a, "plan");
     if (!a.segments && !a.segment_seconds)
       throw sp::Error(sp::ExitCode::usage, "plan needs --segments N or --segment-seconds S");

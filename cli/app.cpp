@@ -102,6 +102,10 @@ int run_app(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "Transcode a video through a configured chain of stages");
   add_run_arguments(*run, run_args, log_level);
   add_parallel_arguments(*run, run_args);
+  run->footer(
+      "Exit codes: 0 done; 64 usage; 65 bad input data, or a batch (several -i, or an -o pattern) in which some "
+      "inputs failed (each named on its own line, then `N of M inputs done, K failed`); 66 missing input; "
+      "69 device unavailable; 70 internal; 74 I/O error; 78 config error; 130 interrupted.");
 
   stylepipe::TranscodeRequest plan_args;
   CLI::App* plan = app.add_subcommand("plan", "Cut an input into segments at keyframes: a manifest for workers");
@@ -151,6 +155,8 @@ int run_app(int argc, char** argv) {
   if (quiet || run_args.quiet || plan_args.quiet) stylepipe::set_log_level("error");
   else stylepipe::set_log_level(log_level);
   run_args.log_level = plan_args.log_level = log_level;
+  take_single_input(run_args);
+  take_single_input(plan_args);
 
   try {
     if (*run) return cmd_run(run_args);

@@ -6,8 +6,13 @@ namespace sp::cli {
 void add_run_arguments(CLI::App& run, stylepipe::TranscodeRequest& a, std::string& log_level) {
   // Required unless --manifest names a plan (checked after parsing).
   run.add_option("config", a.config_path, "YAML config");
-  run.add_option("-i,--input", a.input, "Input file or - for stdin");
-  run.add_option("-o,--output", a.output, "Output file or - for stdout");
+  // Several -i (or a quoted glob) make a batch; take_single_input keeps one -i a single run.
+  run.add_option("-i,--input", a.inputs, "Input file or - for stdin; repeat it, or quote a glob ('clips/*.mp4'), for a batch")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run.add_option("-o,--output", a.output,
+                 "Output file or - for stdout; for a batch a pattern: {stem}, {name}, {ext}, {index} per input "
+                 "('out/{stem}_pencil.mp4')");
   run.add_option("-f,--format", a.output_format, "Output container (default: from the extension)");
   run.add_option("--input-format", a.input_format, "Input demuxer or device (also: -f before -i)");
   run.add_option("--input-pix-fmt", a.input_pixel_format, "Raw input pixel format (also: --pix-fmt before -i)");
@@ -69,14 +74,23 @@ void add_parallel_arguments(CLI::App& run, stylepipe::TranscodeRequest& a) {
                  "The segment (default: SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX)")
       ->check(CLI::NonNegativeNumber);
   run.add_flag("--force", a.force, "Redo a segment that is already finished");
-  run.add_option("--jobs", a.jobs, "Cut the input into segments and run this many workers at a time")
+  run.add_option("--jobs", a.jobs,
+                 "Cut the input into segments and run this many workers at a time (a batch: this many clips at a time)")
       ->check(CLI::Range(1, 256));
   run.add_option("--devices", a.devices, "GPUs the --jobs workers spread over: all, or a list like 0,1 (0,0: two on GPU 0)");
   run.add_flag("--keep-segments", a.keep_segments, "Keep the work directory after --jobs joined the output");
   run.add_flag("--worker-processes", a.worker_processes,
                "Run each --jobs worker as its own process (its own CUDA context; a crash stays in its worker). "
                "Default: threads sharing one context, or processes when --devices names several GPUs");
+  run.add_flag("--fail-fast", a.fail_fast,
+               "A batch: after a failed input start no other (running ones finish); by default the others go on");
   add_segment_arguments(run, a);
+}
+
+void take_single_input(stylepipe::TranscodeRequest& a) {
+  if (a.inputs.size() != 1) return;
+  a.input = a.inputs.front();
+  a.inputs.clear();
 }
 
 void add_preview_arguments(CLI::App& preview, stylepipe::PreviewRequest& r) {

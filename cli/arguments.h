@@ -15,6 +15,8 @@ void add_run_arguments(CLI::App& run, stylepipe::TranscodeRequest& a, std::strin
 void add_segment_arguments(CLI::App& command, stylepipe::TranscodeRequest& a);
 // --manifest, --index, --force, --jobs, --devices, --keep-segments on `run`.
 void add_parallel_arguments(CLI::App& run, stylepipe::TranscodeRequest& a);
+// One -i is a single run's `input`; several stay in `inputs`, a batch.
+void take_single_input(stylepipe::TranscodeRequest& a);
 void add_bench_arguments(CLI::App& bench, stylepipe::BenchRequest& a);
 void add_preview_arguments(CLI::App& preview, stylepipe::PreviewRequest& r);
 

@@ -113,6 +113,8 @@ int transcode_from_python(py::dict fields, py::object progress) {
   TranscodeRequest r;
   take(fields, "config", r.config_path);
   take(fields, "input", r.input);
+  take(fields, "inputs", r.inputs);
+  take(fields, "fail_fast", r.fail_fast);
   take(fields, "output", r.output);
   take(fields, "input_format", r.input_format);
   take(fields, "input_pixel_format", r.input_pixel_format);

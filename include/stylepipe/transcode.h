@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stylepipe {
 
@@ -17,6 +18,13 @@ struct TranscodeProgress {
 
 struct TranscodeRequest {
   std::string config_path, input, output;
+  // A batch: more inputs after `input` (either may be a glob, 'clips/*.mp4',
+  // expanded in byte order), and `output` a pattern filled in per input:
+  // {stem}, {name}, {ext}, {index} (0-based). Each clip is a whole single run
+  // in this process; `jobs` runs that many clips at a time. An output with a
+  // placeholder makes a batch of one input too.
+  std::vector<std::string> inputs;
+  bool fail_fast = false;  // a batch: after a failed clip, start no other
   // The input (raw video, devices): --input-format, --input-pix-fmt, --input-size WxH, --input-rate.
   std::string input_format, input_pixel_format, input_size;
   std::optional<double> input_rate;
@@ -60,7 +68,9 @@ struct TranscodeRequest {
 
 // Checks the request and every config problem before any work, then runs
 // it. Returns the exit code (0, or interrupted); throws stylepipe::Error for
-// failures before any output was opened.
+// failures before any output was opened. A batch checks every output first,
+// reports each failed clip and goes on, and returns data_error (65) when
+// some clip failed.
 int transcode(const TranscodeRequest& request);
 
 // `stylepipe plan`: cuts the input into segments at keyframes and writes

@@ -325,12 +325,20 @@ def transcode(input, output, config, *, jobs=0, progress=None, **options):
     ``progress(counts)`` is called with ``{"frames", "media_seconds"}`` as frames are written.
     Ctrl-C stops it cleanly (the output keeps what was written) and raises KeyboardInterrupt.
     Returns the exit code (0).
+
+    A batch: ``input`` a list of paths (each may be a glob, ``"clips/*.mp4"``) and ``output``
+    a pattern with ``{stem}``, ``{name}``, ``{ext}`` or ``{index}``; ``jobs`` clips run at a
+    time, ``fail_fast=True`` starts no clip after a failed one. A failed clip is reported on
+    stderr and the others go on; it returns 65 when some failed.
     """
     if isinstance(config, Chain):
         if not config._native.path:
             raise TypeError("transcode takes a Chain made by Chain.from_yaml(path), or the path itself")
         options.setdefault("backend", "cpu" if config.device == "cpu" else "cuda")
         config = config._native.path
+    if isinstance(input, (list, tuple)):
+        options["inputs"] = [os.fspath(path) for path in input]
+        input = ""
     fields = dict(options, input=os.fspath(input), output=os.fspath(output), config=os.fspath(config), jobs=jobs)
     return _stylepipe._transcode(fields, progress)
 

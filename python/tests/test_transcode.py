@@ -50,6 +50,23 @@ class Transcode(unittest.TestCase):
             stylepipe.transcode(self.clip, out, CONFIG, bogus=1)
         self.assertFalse(os.path.exists(out))
 
+    def test_a_list_of_inputs_with_a_pattern_runs_each_as_alone(self):
+        second = os.path.join(self.tmp.name, "second.mkv")
+        subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25,noise=alls=20:allf=t",
+                        "-t", "0.4", "-c:v", "ffv1", second], check=True)
+        alone = os.path.join(self.tmp.name, "alone.mkv")
+        stylepipe.transcode(second, alone, CONFIG, backend="cpu", codec="ffv1")
+        missing = os.path.join(self.tmp.name, "missing.mkv")
+        pattern = os.path.join(self.tmp.name, "{index}_{stem}_out.mkv")
+        reports = []
+        code = stylepipe.transcode([self.clip, missing, second], pattern, CONFIG, backend="cpu", codec="ffv1",
+                                   jobs=2, progress=reports.append)
+        self.assertEqual(code, 65, "a failed input makes the batch's code 65")
+        self.assertEqual(framemd5(os.path.join(self.tmp.name, "2_second_out.mkv")), framemd5(alone))
+        self.assertEqual(len(framemd5(os.path.join(self.tmp.name, "0_in_out.mkv"), "0:v")), 30)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "1_missing_out.mkv")))
+        self.assertEqual(reports[-1]["frames"], 30 + 10)
+
 
 if __name__ == "__main__":
     unittest.main()

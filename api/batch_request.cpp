@@ -1,0 +1,71 @@
+#include "api/batch_request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "api/request_options.h"
+#include "orchestration/batch.h"
+#include "orchestration/output_pattern.h"
+#include "pipeline/config.h"
+#include "pipeline/errors.h"
+
+namespace stylepipe::detail {
+namespace {
+
+using sp::Error;
+using sp::ExitCode;
+
+// A batch runs each clip whole: what belongs to one cut file or one segment is refused.
+void refuse_segment_flags(const TranscodeRequest& a) {
+  const char* flag = !a.manifest.empty() ? "--manifest" : a.index ? "--index" : a.force ? "--force"
+                     : !a.devices.empty() ? "--devices" : a.segments ? "--segments"
+                     : a.segment_seconds ? "--segment-seconds" : !a.workdir.empty() ? "--workdir"
+                     : a.keep_segments ? "--keep-segments" : a.worker_processes ? "--worker-processes" : nullptr;
+  if (flag)
+    throw Error(ExitCode::usage, std::string(flag) +
+                                     " goes with one input: several inputs (or an -o pattern) run each clip whole, "
+                                     "--jobs of them at a time");
+}
+
+}  // namespace
+
+bool is_batch(const TranscodeRequest& a) {
+  if (!a.manifest.empty() && a.inputs.empty()) return false;
+  return !a.inputs.empty() || sp::is_output_pattern(a.output) || sp::is_input_glob(a.input);
+}
+
+int run_batch(const TranscodeRequest& a) {
+  refuse_segment_flags(a);
+  if (a.config_path.empty() || a.output.empty())
+    throw Error(ExitCode::usage, "run needs CONFIG, -i INPUT (one or more) and -o OUTPUT");
+  std::vector<std::string> given = a.inputs;
+  if (!a.input.empty()) given.insert(given.begin(), a.input);
+  const std::vector<std::string> inputs = sp::expand_input_globs(given);
+  if (inputs.size() == 1 && !sp::is_output_pattern(a.output)) {
+    TranscodeRequest one = a;
+    one.input = inputs.front();
+    one.inputs.clear();
+    return transcode(one);
+  }
+  sp::BatchOptions o;
+  o.clips = sp::batch_clips(inputs, a.output);
+  const sp::Config config = sp::load_config(a.config_path);  // parsed once, every config error before any work
+  TranscodeRequest first = a;
+  first.input = o.clips.front().input;
+  first.output = o.clips.front().output;
+  o.clip = transcode_options(first, config);
+  o.jobs = std::max(1, a.jobs);
+  // N encoders each taking every core would fight over them: each clip gets its share.
+  if (o.jobs > 1 && !a.threads)
+    o.clip.input.threads = o.clip.output.threads =
+        std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / o.jobs)));
+  o.fail_fast = a.fail_fast;
+  o.progress = o.clip.progress;
+  o.stats_json_path = a.stats_json;
+  o.cancel = a.cancel;
+  if (a.on_progress) o.on_progress = [&a](int64_t frames, double seconds) { a.on_progress({frames, seconds}); };
+  return sp::run_batch(o);
+}
+
+}  // namespace stylepipe::detail

@@ -1,0 +1,275 @@
+#include "orchestration/batch.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "orchestration/output_pattern.h"
+#include "pipeline/device.h"
+#include "pipeline/errors.h"
+#include "pipeline/interrupt.h"
+#include "pipeline/log.h"
+
+namespace sp {
+namespace {
+
+// One spelling per file: ./a and a, or a path through a symbolic link to
+// its folder, are the same output.
+std::string path_key(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
+  return (ec ? std::filesystem::path(path) : canonical).lexically_normal().string();
+}
+
+// A hard link is the same file under another name: device and inode say so.
+std::optional<std::pair<dev_t, ino_t>> file_identity(const std::string& path) {
+  struct stat s {};
+  if (stat(path.c_str(), &s) != 0) return std::nullopt;
+  return std::make_pair(s.st_dev, s.st_ino);
+}
+
+void refuse_shared_outputs(const std::vector<BatchClip>& clips) {
+  std::map<std::string, const BatchClip*> writer_of;
+  for (const BatchClip& clip : clips) {
+    const auto [it, fresh] = writer_of.emplace(path_key(clip.output), &clip);
+    if (!fresh)
+      throw Error(ExitCode::usage, fmt::format("-o: {} and {} would both be written to {}; put {{stem}}, {{name}} or "
+                                               "{{index}} in the pattern",
+                                               it->second->input, clip.input, clip.output));
+  }
+}
+
+void refuse_outputs_that_are_inputs(const std::vector<BatchClip>& clips) {
+  std::map<std::string, const BatchClip*> by_path;
+  std::map<std::pair<dev_t, ino_t>, const BatchClip*> by_identity;
+  for (const BatchClip& clip : clips) {
+    by_path.emplace(path_key(clip.input), &clip);
+    if (const auto id = file_identity(clip.input)) by_identity.emplace(*id, &clip);
+  }
+  for (const BatchClip& clip : clips) {
+    const BatchClip* source = nullptr;
+    if (const auto it = by_path.find(path_key(clip.output)); it != by_path.end()) source = it->second;
+    else if (const auto id = file_identity(clip.output)) {
+      if (const auto same = by_identity.find(*id); same != by_identity.end()) source = same->second;
+    }
+    if (source)
+      throw Error(ExitCode::usage, fmt::format("-o: the output of {} would be {}, which is the input {}; write elsewhere",
+                                               clip.input, clip.output, source->input));
+  }
+}
+
+struct ClipOutcome {
+  bool started = false;
+  int code = 0;
+  std::string error;
+  int64_t frames = 0;
+  double seconds = 0;
+  std::optional<nlohmann::json> stats;
+};
+
+// The failure's words without the input's name in front: the report names it.
+std::string without_input_prefix(std::string error, const std::string& input) {
+  if (const std::string prefix = input + ": "; error.rfind(prefix, 0) == 0) error.erase(0, prefix.size());
+  return error;
+}
+
+ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progress) {
+  const BatchClip& clip = o.clips[index];
+  TranscodeOptions t = o.clip;
+  t.input.url = clip.input;
+  t.output.url = clip.output;
+  t.progress = ProgressMode::none;  // the batch reports for all clips
+  t.stats_json_path.clear();
+  t.stop = o.cancel;
+  t.progress_sink = &progress;
+  ClipOutcome outcome;
+  outcome.started = true;
+  const auto start = std::chrono::steady_clock::now();
+  RunStats stats;
+  try {
+    outcome.code = run_transcode(t, stats);
+    if (outcome.code != 0) outcome.error = stats.result;
+    outcome.stats = stats.to_json();
+  } catch (const Error& e) {
+    log_error("{}", e.what());
+    outcome.code = int(e.code());
+    outcome.error = e.what();
+  } catch (const std::exception& e) {
+    log_error("internal error: {}", e.what());
+    outcome.code = int(ExitCode::internal);
+    outcome.error = std::string("internal error: ") + e.what();
+  }
+  outcome.error = without_input_prefix(outcome.error, clip.input);
+  outcome.frames = stats.frames_out;
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return outcome;
+}
+
+bool is_failure(const ClipOutcome& c) { return c.started && c.code != 0 && c.code != int(ExitCode::interrupted); }
+
+nlohmann::json batch_json(const BatchOptions& o, const std::vector<ClipOutcome>& outcomes, double seconds, int code) {
+  nlohmann::json inputs = nlohmann::json::array();
+  int64_t frames = 0;
+  int done = 0, failed = 0, interrupted_clips = 0, not_started = 0;
+  for (size_t k = 0; k < outcomes.size(); ++k) {
+    const ClipOutcome& c = outcomes[k];
+    nlohmann::json entry = {{"index", k}, {"input", o.clips[k].input}, {"output", o.clips[k].output}};
+    if (!c.started) {
+      entry["exit_code"] = nullptr;
+      entry["error"] = "not started";
+      ++not_started;
+    } else {
+      const double fps = c.seconds > 0 ? double(c.frames) / c.seconds : 0.0;
+      entry.update({{"exit_code", c.code}, {"error", c.error}, {"frames", c.frames}, {"seconds", c.seconds},
+                    {"fps", fps}});
+      if (c.stats) entry["stats"] = *c.stats;
+      frames += c.frames;
+      done += c.code == 0;
+      failed += is_failure(c);
+      interrupted_clips += c.code == int(ExitCode::interrupted);
+    }
+    inputs.push_back(std::move(entry));
+  }
+  const nlohmann::json totals = {{"inputs", outcomes.size()}, {"done", done},        {"failed", failed},
+                                 {"interrupted", interrupted_clips}, {"not_started", not_started},
+                                 {"frames", frames},  {"seconds", seconds},
+                                 {"fps", seconds > 0 ? double(frames) / seconds : 0.0}};
+  return {{"batch", true}, {"jobs", o.jobs}, {"exit_code", code}, {"inputs", inputs}, {"totals", totals}};
+}
+
+// "stylepipe: INPUT: ERROR" per failed input and the summary: shown unless
+// the log is quiet, like errors, because they are the batch's result.
+void report(const BatchOptions& o, const std::vector<ClipOutcome>& outcomes) {
+  int done = 0, failed = 0, not_started = 0;
+  std::vector<std::string> lines;
+  for (size_t k = 0; k < outcomes.size(); ++k) {
+    const ClipOutcome& c = outcomes[k];
+    done += c.started && c.code == 0;
+    not_started += !c.started;
+    if (is_failure(c)) {
+      ++failed;
+      lines.push_back(fmt::format("stylepipe: {}: {}", o.clips[k].input, c.error));
+    }
+  }
+  std::string summary = fmt::format("{} of {} inputs done, {} failed", done, outcomes.size(), failed);
+  if (const int stopped = int(outcomes.size()) - done - failed - not_started; stopped > 0)
+    summary += fmt::format(", {} interrupted", stopped);
+  if (not_started > 0) summary += fmt::format(", {} not started", not_started);
+  if (failed == 0) {
+    log_info("{}", summary);
+    return;
+  }
+  if (log_level() < LogLevel::error) return;
+  lines.push_back("stylepipe: " + summary);
+  clear_status_line();
+  for (const std::string& line : lines) std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+std::vector<BatchClip> batch_clips(const std::vector<std::string>& inputs, const std::string& output_pattern) {
+  check_output_pattern(output_pattern);
+  if (inputs.size() > 1 && !is_output_pattern(output_pattern))
+    throw Error(ExitCode::usage, fmt::format("-o {}: {} inputs need an output pattern with {{stem}}, {{name}}, {{ext}} "
+                                             "or {{index}} (e.g. 'out/{{stem}}_styled.mp4')",
+                                             output_pattern, inputs.size()));
+  std::vector<BatchClip> clips;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k] == "-") throw Error(ExitCode::usage, "-i -: stdin is one input; a batch reads files");
+    clips.push_back({inputs[k], fill_output_pattern(output_pattern, inputs[k], k)});
+  }
+  return clips;
+}
+
+void preflight_batch(const BatchOptions& o) {
+  refuse_shared_outputs(o.clips);
+  refuse_outputs_that_are_inputs(o.clips);
+  for (const BatchClip& clip : o.clips) {
+    OutputOptions output = o.clip.output;
+    output.url = clip.output;
+    MediaWriter::preflight(output);
+  }
+}
+
+int run_batch(const BatchOptions& o) {
+  preflight_batch(o);
+  const size_t count = o.clips.size();
+  std::vector<ClipOutcome> outcomes(count);
+  std::deque<SharedProgress> counts(count);  // atomics stay where they were made
+  std::atomic<size_t> next{0};
+  std::atomic<int> running{0};
+  std::atomic<bool> stop_starting{false};
+  std::mutex mutex;
+  const auto cancelled = [&] { return interrupted() || (o.cancel && o.cancel->load()); };
+  auto work = [&] {
+    for (size_t k; !stop_starting && !cancelled() && (k = next++) < count;) {
+      set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
+      ClipOutcome outcome = run_clip(o, k, counts[k]);
+      if (outcome.code == 0)
+        log_info("{} -> {}: {} frames in {:.2f} s", o.clips[k].input, o.clips[k].output, outcome.frames,
+                 outcome.seconds);
+      set_thread_log_context("");
+      std::lock_guard lock(mutex);
+      if (o.fail_fast && is_failure(outcome) && !stop_starting) {
+        log_error("{} failed; --fail-fast: no other input starts", o.clips[k].input);
+        stop_starting = true;
+      }
+      outcomes[k] = std::move(outcome);
+    }
+    --running;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  // The clips share one context; it stays up between them.
+  CudaContextHold hold;
+  ProgressReporter progress(o.progress, 0, 0);
+  const int workers = int(std::min<size_t>(size_t(std::max(1, o.jobs)), count));
+  running = workers;
+  std::vector<std::thread> threads;
+  for (int k = 0; k < workers; ++k) threads.emplace_back(work);
+  int64_t frames = 0;
+  double media_seconds = 0;
+  auto total = [&] {
+    frames = 0, media_seconds = 0;
+    for (const SharedProgress& c : counts) frames += c.frames, media_seconds += c.media_seconds;
+  };
+  while (running > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    total();
+    progress.update(frames, media_seconds);
+    if (o.on_progress) o.on_progress(frames, media_seconds);
+  }
+  for (std::thread& t : threads) t.join();
+  total();
+  progress.finish(frames, media_seconds);
+  if (o.on_progress) o.on_progress(frames, media_seconds);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  bool failed = false, stopped = cancelled();
+  for (const ClipOutcome& c : outcomes) failed |= is_failure(c), stopped |= c.code == int(ExitCode::interrupted);
+  int code = stopped ? int(ExitCode::interrupted) : failed ? int(ExitCode::data_error) : 0;
+  report(o, outcomes);
+  if (!o.stats_json_path.empty()) {
+    std::ofstream out(o.stats_json_path);
+    out << batch_json(o, outcomes, seconds, code).dump(2) << "\n";
+    if (!out) {
+      log_error("{}: cannot write stats", o.stats_json_path);
+      if (code == 0) code = int(ExitCode::io_error);
+    }
+  }
+  return code;
+}
+
+}  // namespace sp
