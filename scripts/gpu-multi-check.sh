@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# One device call on a machine with several GPUs (issue 29): build for sm_90,
+# the multi-GPU and segment tests, compute-sanitizer on a run over every GPU,
+# start-up of a 10-frame clip with one and with every GPU visible, and
+# throughput on one GPU against every GPU (pencil against the host's codec
+# ceiling, N ffmpeg processes; the GPU-bound halftone chain).
+# CLIP_SECONDS (default 30) sizes the throughput clip; SKIP_BENCH=1 stops
+# after the start-up.
+# Usage: scripts/gpu-multi-check.sh OUTDIR
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:?usage: scripts/gpu-multi-check.sh OUTDIR}")
+mkdir -p "$out"
+status=0
+step() { echo; echo "=== $* ($(date +%T)) ==="; }
+. scripts/devkit-env.sh
+generator=(-G Ninja); command -v ninja >/dev/null || generator=()
+gpus=$(nvidia-smi -L | wc -l)
+all=$(seq -s, 0 $((gpus - 1)))
+
+step "build ($gpus GPUs)"
+nvidia-smi --query-gpu=index,name,pci.bus_id --format=csv,noheader | tee "$out/gpus.txt"
+t0=$(date +%s)
+cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${kit_cmake_args[@]}" \
+  >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
+cmake --build build-gpu -j "$(nproc)" --target stylepipe test_core >"$out/build.log" 2>&1 ||
+  { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
+echo "built in $(($(date +%s) - t0)) s"
+bin=$PWD/build-gpu/stylepipe
+
+step "tests"
+build-gpu/test_core --gtest_filter='SegmentsGpu.*:TranscodeE2E.Cuda*:FrameGraphsCuda.*:SegmentsE2E.*' \
+  >"$out/tests.log" 2>&1 || status=1
+grep -E '^\[  (PASSED|FAILED|  SKIPPED) ' "$out/tests.log"
+grep -E '^\[  FAILED  \] [A-Za-z]' "$out/tests.log" | sort -u | head
+
+step "memcheck: worker threads on every GPU"
+ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine -t 3 -c:v libx264 -g 15 \
+  -pix_fmt yuv420p -c:a aac "$out/small.mp4"
+compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.yaml -i "$out/small.mp4" \
+  -o "$out/small_out.mkv" -y --codec ffv1 --jobs $((2 * gpus)) --devices all --segments $((2 * gpus)) --progress none \
+  >"$out/memcheck.log" 2>&1
+echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+
+step "start-up of a 10-frame 1080p clip (wall, then --stats-json's steps), median of 5"
+ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -f lavfi -i sine -frames:v 10 -t 0.34 \
+  -c:v libx264 -pix_fmt yuv420p -c:a aac "$out/ten.mp4"
+startup() {  # label, env...
+  local label=$1 i s e
+  shift
+  for i in 1 2 3 4 5; do
+    s=$(date +%s.%N)
+    env "$@" "$bin" run configs/pencil.yaml -i "$out/ten.mp4" -o "$out/ten_out.mp4" -y --progress none \
+      --stats-json "$out/startup_$i.json" 2>"$out/startup.err" || { cat "$out/startup.err"; status=1; }
+    e=$(date +%s.%N)
+    awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f\n", b-a}'
+  done | sort -n | awk -v l="$label" '{t[NR]=$1} END{printf "%-28s wall median %.3f s (min %.3f, max %.3f)\n", l, t[3], t[1], t[5]}'
+  python3 - "$out"/startup_3.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("    " + "; ".join("%s %.3f" % (x["step"], x["seconds"]) for x in s["startup_seconds"]))
+print("    backend %s, decoder %s, encoder %s; wall_seconds %.3f" % (s["backend"]["name"], s["decoder"]["name"], s["encoder"]["name"], s["wall_seconds"]))
+PY
+}
+startup "one GPU visible" CUDA_VISIBLE_DEVICES=0 | tee -a "$out/startup.txt"
+startup "all $gpus visible" | tee -a "$out/startup.txt"
+ffmpeg_ten() { ffmpeg -hide_banner -v error -y "$@" -i "$out/ten.mp4" -c:v libx264 -c:a copy "$out/ten_ff.mp4"; }
+for hw in "" "-hwaccel cuda"; do
+  s=$(date +%s.%N); ffmpeg_ten $hw; e=$(date +%s.%N)
+  awk -v a="$s" -v b="$e" -v l="ffmpeg $hw" 'BEGIN{printf "%-28s wall %.3f s\n", l, b-a}' | tee -a "$out/startup.txt"
+done
+[ -n "${SKIP_BENCH:-}" ] && exit $status
+
+step "pencil -> libx264 ultrafast: ceiling, one GPU, every GPU"
+export STYLEPIPE=$bin CLIP_SECONDS=${CLIP_SECONDS:-30}
+PEER_SESSIONS="1 $((4 * gpus))" SKIP_SINGLE=1 JOBS=4 DEVICES=0 TAG=pencil_1gpu \
+  scripts/segments-bench.sh "$out/bench" | grep -v "^    device" || status=1
+NO_PEER=1 SKIP_SINGLE=1 JOBS="$((4 * gpus)) $((8 * gpus))" DEVICES=all TAG=pencil_all \
+  scripts/segments-bench.sh "$out/bench" || status=1
+
+step "halftone (GPU-bound) -> libx264 ultrafast: one GPU, every GPU"
+CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS=2 DEVICES=0 TAG=halftone_1gpu \
+  scripts/segments-bench.sh "$out/bench" || status=1
+CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS="$((2 * gpus)) $((4 * gpus))" DEVICES=all \
+  TAG=halftone_all scripts/segments-bench.sh "$out/bench" || status=1
+cp "$out/bench/segments.txt" "$out/segments.txt" 2>/dev/null
+rm -rf "$out/bench" "$out"/*.mp4 "$out"/*.mkv "$out"/startup_[1245].json "$out"/cmake.log "$out"/build.log "$out"/startup.err
+exit $status
