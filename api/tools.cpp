@@ -74,4 +74,8 @@ void release_device_early() {
   detail::guarded([] { sp::release_cuda_context(); });
 }
 
+void restrict_cuda_devices(int count) {
+  detail::guarded([&] { sp::restrict_cuda_visibility(count); });
+}
+
 }  // namespace stylepipe

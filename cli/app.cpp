@@ -68,6 +68,8 @@ int cmd_stages(bool json, bool markdown) {
 // early teardown of the device, which only a process that exits next wants.
 int cmd_run(const stylepipe::TranscodeRequest& request) {
   stylepipe::install_interrupt_handlers();
+  // One GPU used (no --devices, or only GPU 0): the driver starts only that one.
+  if (request.devices.find_first_not_of("0,") == std::string::npos) stylepipe::restrict_cuda_devices(1);
   const int code = stylepipe::transcode(request);
   stylepipe::release_device_early();
   return code;
@@ -76,12 +78,14 @@ int cmd_run(const stylepipe::TranscodeRequest& request) {
 int cmd_plan(const stylepipe::TranscodeRequest& request) { return stylepipe::plan(request); }
 
 int cmd_preview(const stylepipe::PreviewRequest& request) {
+  stylepipe::restrict_cuda_devices(1);
   const int code = stylepipe::preview(request);
   stylepipe::release_device_early();
   return code;
 }
 
 int cmd_bench(const stylepipe::BenchRequest& request) {
+  stylepipe::restrict_cuda_devices(1);
   std::printf("%s", stylepipe::bench(request).c_str());
   return 0;
 }

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "pipeline/device.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
@@ -37,16 +38,6 @@ struct Worker {
   int device = -1;
 };
 
-std::string visible_device(int ordinal) {
-  // Ordinals count what this process sees; pass the child the same device.
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!visible || !*visible) return std::to_string(ordinal);
-  std::vector<std::string> ids;
-  std::stringstream list(visible);
-  for (std::string id; std::getline(list, id, ',');) ids.push_back(id);
-  return ordinal < int(ids.size()) ? ids[size_t(ordinal)] : std::to_string(ordinal);
-}
-
 Worker spawn_worker(const Manifest& m, int index, int device, const ParallelRunOptions& o) {
   std::vector<std::string> args = {"stylepipe", "run", "--manifest", m.path, "--index", std::to_string(index),
                                    "--progress", "json", "--stats-json",
@@ -63,7 +54,7 @@ Worker spawn_worker(const Manifest& m, int index, int device, const ParallelRunO
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e)
     if (device < 0 || std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env.emplace_back(*e);
-  if (device >= 0) env.push_back("CUDA_VISIBLE_DEVICES=" + visible_device(device));
+  if (device >= 0) env.push_back("CUDA_VISIBLE_DEVICES=" + visible_device_entry(device));
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);

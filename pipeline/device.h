@@ -37,6 +37,13 @@ std::string cuda_device_pci_bus_id(int device);
 int current_cuda_device();
 void use_cuda_device(int device);
 
+// CUDA_VISIBLE_DEVICES's entry for this process's ordinal (an index, or a
+// GPU's UUID): what a child process must be given to see the same GPU.
+std::string visible_device_entry(int ordinal);
+// Keeps only ordinals 0..count-1 visible, where CUDA has not started in this
+// process yet (stylepipe::restrict_cuda_devices).
+void restrict_cuda_visibility(int count);
+
 // Creates the calling thread's device's CUDA context (hundreds of ms on a
 // large GPU). Call it early on a side thread (after use_cuda_device) so that
 // opening the input and the encoder overlap with it.

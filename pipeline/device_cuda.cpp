@@ -24,11 +24,17 @@ static bool nvidia_driver_installed() {
   return driver != nullptr;
 }
 
+namespace {
+std::atomic<bool> g_probed{false};
+bool cuda_probed() { return g_probed; }
+}  // namespace
+
 bool cuda_device_available(std::string* why) {
   static std::once_flag once;
   static bool available = false;
   static std::string reason;
   std::call_once(once, [] {
+    g_probed = true;
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err == cudaErrorInsufficientDriver && !nvidia_driver_installed()) {
@@ -79,6 +85,14 @@ void use_cuda_device(int device) {
   if (device == 0 && !g_runtime_used) return;  // the runtime's default, and nothing to start for it
   g_runtime_used = true;
   SP_CUDA_CHECK(cudaSetDevice(device));
+}
+
+void restrict_cuda_visibility(int count) {
+  // cuda_device_available() has probed the driver once it has an answer: too late then.
+  if (count <= 0 || g_runtime_used || cuda_probed()) return;
+  std::string entries;
+  for (int i = 0; i < count; ++i) entries += (i ? "," : "") + visible_device_entry(i);
+  setenv("CUDA_VISIBLE_DEVICES", entries.c_str(), 1);
 }
 
 void start_cuda_context() {

@@ -20,6 +20,8 @@ void use_cuda_device(int device) {
   if (device != 0) throw Error(ExitCode::unavailable, kNoCudaInBuild);
 }
 
+void restrict_cuda_visibility(int) {}
+
 void start_cuda_context() { throw Error(ExitCode::unavailable, kNoCudaInBuild); }
 void start_cuda_contexts(const std::vector<int>& devices) {
   if (!devices.empty()) start_cuda_context();

@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:?usage: scripts/gpu-multi-check.sh OUTDIR}")
 mkdir -p "$out"
 status=0
+extra=()
 step() { echo; echo "=== $* ($(date +%T)) ==="; }
 . scripts/devkit-env.sh
 generator=(-G Ninja); command -v ninja >/dev/null || generator=()
@@ -50,7 +51,7 @@ startup() {  # label, env...
   shift
   for i in 1 2 3 4 5; do
     s=$(date +%s.%N)
-    env "$@" "$bin" run configs/pencil.yaml -i "$out/ten.mp4" -o "$out/ten_out.mp4" -y --progress none \
+    env "$@" "$bin" run configs/pencil.yaml -i "$out/ten.mp4" -o "$out/ten_out.mp4" -y --progress none "${extra[@]}" \
       --stats-json "$out/startup_$i.json" 2>"$out/startup.err" || { cat "$out/startup.err"; status=1; }
     e=$(date +%s.%N)
     awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f\n", b-a}'
@@ -64,6 +65,10 @@ PY
 }
 startup "one GPU visible" CUDA_VISIBLE_DEVICES=0 | tee -a "$out/startup.txt"
 startup "all $gpus visible" | tee -a "$out/startup.txt"
+# Where the rest goes, by difference: no NVDEC, then no CUDA at all.
+extra=(--hwdec none); startup "all visible, --hwdec none" | tee -a "$out/startup.txt"
+extra=(--backend cpu); startup "all visible, --backend cpu" | tee -a "$out/startup.txt"
+extra=()
 ffmpeg_ten() { ffmpeg -hide_banner -v error -y "$@" -i "$out/ten.mp4" -c:v libx264 -c:a copy "$out/ten_ff.mp4"; }
 for hw in "" "-hwaccel cuda"; do
   s=$(date +%s.%N); ffmpeg_ten $hw; e=$(date +%s.%N)
@@ -73,16 +78,31 @@ done
 
 step "pencil -> libx264 ultrafast: ceiling, one GPU, every GPU"
 export STYLEPIPE=$bin CLIP_SECONDS=${CLIP_SECONDS:-30}
-PEER_SESSIONS="1 $((4 * gpus))" SKIP_SINGLE=1 JOBS=4 DEVICES=0 TAG=pencil_1gpu \
+PEER_SESSIONS="$((4 * gpus))" SKIP_SINGLE=1 JOBS=4 DEVICES=0 TAG=pencil_1gpu \
   scripts/segments-bench.sh "$out/bench" | grep -v "^    device" || status=1
-NO_PEER=1 SKIP_SINGLE=1 JOBS="$((4 * gpus)) $((8 * gpus))" DEVICES=all TAG=pencil_all \
+NO_PEER=1 SKIP_SINGLE=1 JOBS="$((4 * gpus))" DEVICES=all TAG=pencil_all \
   scripts/segments-bench.sh "$out/bench" || status=1
 
 step "halftone (GPU-bound) -> libx264 ultrafast: one GPU, every GPU"
 CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS=2 DEVICES=0 TAG=halftone_1gpu \
   scripts/segments-bench.sh "$out/bench" || status=1
-CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS="$((2 * gpus)) $((4 * gpus))" DEVICES=all \
+CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS="$((2 * gpus))" DEVICES=all \
   TAG=halftone_all scripts/segments-bench.sh "$out/bench" || status=1
+
+step "a worker's start-up steps (median over its segments, seconds after the worker's run started)"
+python3 - "$out"/bench/*_jobs*.json <<'PY' | tee -a "$out/segments.txt"
+import json, sys, statistics, collections
+for path in sys.argv[1:]:
+    steps = collections.defaultdict(list)
+    for seg in json.load(open(path))["segments"]:
+        st = (seg.get("stats") or {}).get("startup_seconds", [])
+        t0 = next((x["seconds"] for x in st if x["step"].startswith("run started")), None)
+        for x in st:
+            if t0 is not None and not x["step"].startswith("libraries"):
+                steps[x["step"]].append(x["seconds"] - t0)
+    order = sorted(steps, key=lambda k: statistics.median(steps[k]))
+    print(path.rsplit("/", 1)[-1] + ": " + "; ".join("%s %.3f" % (k, statistics.median(steps[k])) for k in order))
+PY
 cp "$out/bench/segments.txt" "$out/segments.txt" 2>/dev/null
 rm -rf "$out/bench" "$out"/*.mp4 "$out"/*.mkv "$out"/startup_[1245].json "$out"/cmake.log "$out"/build.log "$out"/startup.err
 exit $status

@@ -47,4 +47,14 @@ void log_error(const std::string& message);
 // exit does not pay for it.
 void release_device_early();
 
+// For a program that owns its process (the CLI), before anything in it starts
+// CUDA: only the devices it will use, by this process's ordinals, stay
+// visible (CUDA_VISIBLE_DEVICES, which its child processes inherit), so that
+// the driver starts only those. Measured on an H100 host: 0.13 s with one
+// GPU visible, 0.31 s with two. Only a prefix of the ordinals ({0}, {0, 1})
+// can be kept, so that the ordinals stay what they were; otherwise, and once
+// CUDA has started, it does nothing. A library must not change its host's
+// environment: it is the front end's call.
+void restrict_cuda_devices(int count);
+
 }  // namespace stylepipe
