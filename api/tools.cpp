@@ -1,8 +1,5 @@
 #include "stylepipe/tools.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 #include <fstream>
 
 #include "api/public_errors.h"
@@ -75,13 +72,6 @@ void log_error(const std::string& message) { sp::log_error("{}", message); }
 
 void release_device_early() {
   detail::guarded([] { sp::release_cuda_context(); });
-}
-
-void end_process_if_cuda_started(int code) {
-  const char* teardown = std::getenv("STYLEPIPE_CUDA_TEARDOWN");
-  if (!sp::cuda_started() || (teardown && std::string(teardown) == "1")) return;
-  std::fflush(nullptr);
-  std::_Exit(code);
 }
 
 void restrict_cuda_devices(int count) {

@@ -64,15 +64,13 @@ int cmd_stages(bool json, bool markdown) {
   return 0;
 }
 
-// The run's work is the library's; the CLI adds the signal handlers, the
-// choice of GPUs before CUDA starts, and the end without CUDA's teardown,
-// which only a process that exits next wants (0.37 s of a 0.9 s run).
+// The run's work is the library's; the CLI adds the signal handlers and the
+// early teardown of the device, which only a process that exits next wants.
 int cmd_run(const stylepipe::TranscodeRequest& request) {
   stylepipe::install_interrupt_handlers();
   // One GPU used (no --devices, or only GPU 0): the driver starts only that one.
   if (request.devices.find_first_not_of("0,") == std::string::npos) stylepipe::restrict_cuda_devices(1);
   const int code = stylepipe::transcode(request);
-  stylepipe::end_process_if_cuda_started(code);
   stylepipe::release_device_early();
   return code;
 }
@@ -82,7 +80,6 @@ int cmd_plan(const stylepipe::TranscodeRequest& request) { return stylepipe::pla
 int cmd_preview(const stylepipe::PreviewRequest& request) {
   stylepipe::restrict_cuda_devices(1);
   const int code = stylepipe::preview(request);
-  stylepipe::end_process_if_cuda_started(code);
   stylepipe::release_device_early();
   return code;
 }

@@ -44,9 +44,6 @@ std::string visible_device_entry(int ordinal);
 // process yet (stylepipe::restrict_cuda_devices).
 void restrict_cuda_visibility(int count);
 
-// Whether this process started a CUDA context.
-bool cuda_started();
-
 // Creates the calling thread's device's CUDA context (hundreds of ms on a
 // large GPU). Call it early on a side thread (after use_cuda_device) so that
 // opening the input and the encoder overlap with it.

@@ -69,7 +69,6 @@ std::mutex g_started_mutex;
 std::set<int> g_started_devices;      // whose context start_cuda_context made
 std::atomic<bool> g_runtime_used{false};  // the CUDA runtime was touched by this process
 std::atomic<int> g_context_holds{0};
-bool g_ever_started = false;  // under g_started_mutex
 }  // namespace
 
 CudaContextHold::CudaContextHold() { ++g_context_holds; }
@@ -86,11 +85,6 @@ void use_cuda_device(int device) {
   if (device == 0 && !g_runtime_used) return;  // the runtime's default, and nothing to start for it
   g_runtime_used = true;
   SP_CUDA_CHECK(cudaSetDevice(device));
-}
-
-bool cuda_started() {
-  std::lock_guard lock(g_started_mutex);
-  return !g_started_devices.empty() || g_ever_started;
 }
 
 void restrict_cuda_visibility(int count) {
@@ -111,7 +105,6 @@ void start_cuda_context() {
   SP_CUDA_CHECK(cudaFree(nullptr));
   std::lock_guard lock(g_started_mutex);
   g_started_devices.insert(current_cuda_device());
-  g_ever_started = true;
 }
 
 void start_cuda_contexts(const std::vector<int>& devices) {

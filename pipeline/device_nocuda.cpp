@@ -21,7 +21,6 @@ void use_cuda_device(int device) {
 }
 
 void restrict_cuda_visibility(int) {}
-bool cuda_started() { return false; }
 
 void start_cuda_context() { throw Error(ExitCode::unavailable, kNoCudaInBuild); }
 void start_cuda_contexts(const std::vector<int>& devices) {

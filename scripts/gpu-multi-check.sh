@@ -65,7 +65,6 @@ PY
 }
 startup "one GPU visible" CUDA_VISIBLE_DEVICES=0 | tee -a "$out/startup.txt"
 startup "all $gpus visible" | tee -a "$out/startup.txt"
-startup "one GPU, CUDA torn down" CUDA_VISIBLE_DEVICES=0 STYLEPIPE_CUDA_TEARDOWN=1 | tee -a "$out/startup.txt"
 # Where the rest goes, by difference: no NVDEC, then no CUDA at all.
 extra=(--hwdec none); startup "all visible, --hwdec none" | tee -a "$out/startup.txt"
 extra=(--backend cpu); startup "all visible, --backend cpu" | tee -a "$out/startup.txt"

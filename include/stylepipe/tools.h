@@ -47,12 +47,6 @@ void log_error(const std::string& message);
 // exit does not pay for it.
 void release_device_early();
 
-// For a program that is done (the CLI, its outputs closed): where this process
-// started CUDA, flushes stdio and ends it at once with `code`, leaving the
-// contexts to the driver instead of tearing them down first. Otherwise, or
-// with STYLEPIPE_CUDA_TEARDOWN=1 in the environment, it returns.
-void end_process_if_cuda_started(int code);
-
 // For a program that owns its process (the CLI), before anything in it starts
 // CUDA: only the devices it will use, by this process's ordinals, stay
 // visible (CUDA_VISIBLE_DEVICES, which its child processes inherit), so that
