@@ -80,8 +80,8 @@ void add_parallel_arguments(CLI::App& run, stylepipe::TranscodeRequest& a) {
   run.add_option("--devices", a.devices, "GPUs the --jobs workers spread over: all, or a list like 0,1 (0,0: two on GPU 0)");
   run.add_flag("--keep-segments", a.keep_segments, "Keep the work directory after --jobs joined the output");
   run.add_flag("--worker-processes", a.worker_processes,
-               "Run each --jobs worker as its own process (its own CUDA context; a crash stays in its worker). "
-               "Default: threads sharing one context, or processes when --devices names several GPUs");
+               "Run each --jobs worker as its own process, seeing only its GPU (a crash stays in its worker). "
+               "Default: threads of this process, each on its GPU, sharing that device's context");
   run.add_flag("--fail-fast", a.fail_fast,
                "A batch: after a failed input start no other (running ones finish); by default the others go on");
   add_segment_arguments(run, a);
