@@ -16,20 +16,30 @@
 namespace sp::test {
 namespace {
 
+// A clip of random length and keyframe spacing, and its single CPU run: the oracle.
+struct ClipAndCpuRun {
+  TempDir dir;
+  std::string in = dir.file("in.mp4"), cpu = dir.file("cpu.mkv"), gpu = dir.file("gpu.mkv"), stats = dir.file("stats.json");
+  std::string config = source_dir() + "/configs/example.yaml";
+
+  void make() {
+    std::mt19937_64 rng(fresh_seed());
+    const CommandResult made = run_command("ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 "
+                                           "-f lavfi -i sine -t " + std::to_string(4 + rng() % 4) +
+                                           " -c:v libx264 -g " + std::to_string(10 + rng() % 20) +
+                                           " -pix_fmt yuv420p -c:a aac " + in);
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+    const CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --backend cpu --codec ffv1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+};
+
 TEST(SegmentsGpu, TwoWorkersOnOneGpuEqualTheCpuRun) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: the GPU workers are not exercised here";
-  std::mt19937_64 rng(fresh_seed());
-  TempDir dir;
-  const std::string in = dir.file("in.mp4");
-  const CommandResult made = run_command("ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 "
-                                         "-f lavfi -i sine -t " + std::to_string(4 + rng() % 4) +
-                                         " -c:v libx264 -g " + std::to_string(10 + rng() % 20) +
-                                         " -pix_fmt yuv420p -c:a aac " + in);
-  ASSERT_EQ(made.exit_code, 0) << made.output;
-  const std::string config = source_dir() + "/configs/example.yaml";
-  const std::string cpu = dir.file("cpu.mkv"), gpu = dir.file("gpu.mkv"), stats = dir.file("stats.json");
-  CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --backend cpu --codec ffv1");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ClipAndCpuRun clip;
+  ASSERT_NO_FATAL_FAILURE(clip.make());
+  const std::string &in = clip.in, &cpu = clip.cpu, &gpu = clip.gpu, &stats = clip.stats, &config = clip.config;
+  CommandResult r;
   // Threads sharing one context (the default on one GPU), then a process with its own context each.
   for (const std::string workers : {"threads", "processes"}) {
     SCOPED_TRACE(workers);
@@ -57,18 +67,10 @@ TEST(SegmentsGpu, WorkerThreadsOnEveryGpuEqualTheCpuRun) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: the GPU workers are not exercised here";
   const int gpus = cuda_device_count();
   if (gpus < 2) GTEST_SKIP() << "one GPU here: workers on several GPUs need a machine with two or more";
-  std::mt19937_64 rng(fresh_seed());
-  TempDir dir;
-  const std::string in = dir.file("in.mp4");
-  const CommandResult made = run_command("ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 "
-                                         "-f lavfi -i sine -t " + std::to_string(4 + rng() % 4) +
-                                         " -c:v libx264 -g " + std::to_string(10 + rng() % 20) +
-                                         " -pix_fmt yuv420p -c:a aac " + in);
-  ASSERT_EQ(made.exit_code, 0) << made.output;
-  const std::string config = source_dir() + "/configs/example.yaml";
-  const std::string cpu = dir.file("cpu.mkv"), gpu = dir.file("gpu.mkv"), stats = dir.file("stats.json");
-  CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --backend cpu --codec ffv1");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ClipAndCpuRun clip;
+  ASSERT_NO_FATAL_FAILURE(clip.make());
+  const std::string &in = clip.in, &cpu = clip.cpu, &gpu = clip.gpu, &stats = clip.stats, &config = clip.config;
+  CommandResult r;
   const int segments = 2 * gpus + 1;
   for (const std::string workers : {"threads", "processes"}) {
     SCOPED_TRACE(workers);
