@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <thread>
 
 #include "api/request_options.h"
 #include "orchestration/batch.h"
 #include "orchestration/output_pattern.h"
+#include "orchestration/parallel_run.h"
+#include "pipeline/device.h"
 #include "pipeline/config.h"
 #include "pipeline/errors.h"
 
@@ -19,7 +22,7 @@ using sp::ExitCode;
 // A batch runs each clip whole: what belongs to one cut file or one segment is refused.
 void refuse_segment_flags(const TranscodeRequest& a) {
   const char* flag = !a.manifest.empty() ? "--manifest" : a.index ? "--index" : a.force ? "--force"
-                     : !a.devices.empty() ? "--devices" : a.segments ? "--segments"
+                     : a.segments ? "--segments"
                      : a.segment_seconds ? "--segment-seconds" : !a.workdir.empty() ? "--workdir"
                      : a.keep_segments ? "--keep-segments" : a.worker_processes ? "--worker-processes" : nullptr;
   if (flag)
@@ -56,6 +59,15 @@ int run_batch(const TranscodeRequest& a) {
   first.output = o.clips.front().output;
   o.clip = transcode_options(first, config);
   o.jobs = std::max(1, a.jobs);
+  std::future<void> contexts;  // each GPU's context starts while the first clips open
+  if (!a.devices.empty()) {
+    if (a.backend == "cpu") throw Error(ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
+    o.devices = sp::parse_device_list(a.devices, sp::cuda_device_count());
+    std::vector<int> distinct = o.devices;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    contexts = std::async(std::launch::async, sp::start_cuda_contexts, distinct);
+  }
   // N encoders each taking every core would fight over them: each clip gets its share.
   if (o.jobs > 1 && !a.threads)
     o.clip.input.threads = o.clip.output.threads =
@@ -65,7 +77,9 @@ int run_batch(const TranscodeRequest& a) {
   o.stats_json_path = a.stats_json;
   o.cancel = a.cancel;
   if (a.on_progress) o.on_progress = [&a](int64_t frames, double seconds) { a.on_progress({frames, seconds}); };
-  return sp::run_batch(o);
+  const int code = sp::run_batch(o);
+  if (contexts.valid()) contexts.wait();  // a failure to start was the clips' to report
+  return code;
 }
 
 }  // namespace stylepipe::detail

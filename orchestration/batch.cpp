@@ -72,6 +72,7 @@ void refuse_outputs_that_are_inputs(const std::vector<BatchClip>& clips) {
 
 struct ClipOutcome {
   bool started = false;
+  int device = -1;  // the GPU its worker ran on, where the batch spread over GPUs
   int code = 0;
   std::string error;
   int64_t frames = 0;
@@ -134,6 +135,7 @@ nlohmann::json batch_json(const BatchOptions& o, const std::vector<ClipOutcome>&
       const double fps = c.seconds > 0 ? double(c.frames) / c.seconds : 0.0;
       entry.update({{"exit_code", c.code}, {"error", c.error}, {"frames", c.frames}, {"seconds", c.seconds},
                     {"fps", fps}});
+      if (c.device >= 0) entry["device"] = c.device;
       if (c.stats) entry["stats"] = *c.stats;
       frames += c.frames;
       done += c.code == 0;
@@ -214,10 +216,17 @@ int run_batch(const BatchOptions& o) {
   std::atomic<bool> stop_starting{false};
   std::mutex mutex;
   const auto cancelled = [&] { return interrupted() || (o.cancel && o.cancel->load()); };
-  auto work = [&] {
+  auto work = [&](int device) {
+    try {
+      if (device >= 0) use_cuda_device(device);
+    } catch (const Error& e) {
+      log_error("GPU {}: {}", device, e.what());
+      stop_starting = true;
+    }
     for (size_t k; !stop_starting && !cancelled() && (k = next++) < count;) {
       set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
       ClipOutcome outcome = run_clip(o, k, counts[k]);
+      outcome.device = device;
       if (outcome.code == 0)
         log_info("{} -> {}: {} frames in {:.2f} s", o.clips[k].input, o.clips[k].output, outcome.frames,
                  outcome.seconds);
@@ -232,13 +241,14 @@ int run_batch(const BatchOptions& o) {
     --running;
   };
   const auto start = std::chrono::steady_clock::now();
-  // The clips share one context; it stays up between them.
+  // The clips share each device's context; it stays up between them.
   CudaContextHold hold;
   ProgressReporter progress(o.progress, 0, 0);
   const int workers = int(std::min<size_t>(size_t(std::max(1, o.jobs)), count));
   running = workers;
   std::vector<std::thread> threads;
-  for (int k = 0; k < workers; ++k) threads.emplace_back(work);
+  for (int k = 0; k < workers; ++k)
+    threads.emplace_back(work, o.devices.empty() ? -1 : o.devices[size_t(k) % o.devices.size()]);
   int64_t frames = 0;
   double media_seconds = 0;
   auto total = [&] {

@@ -1,7 +1,7 @@
 #pragma once
 // A batch: many clips through one config in one process, each clip a whole
 // single run (run_transcode), `jobs` of them at a time on worker threads that
-// share the process's CUDA context and the config parsed once.
+// share the config parsed once and each GPU's CUDA context.
 #include <atomic>
 #include <functional>
 #include <string>
@@ -19,6 +19,9 @@ struct BatchOptions {
   TranscodeOptions clip;  // what every clip runs with; input.url and output.url are each clip's
   std::vector<BatchClip> clips;
   int jobs = 1;
+  // Worker k runs its clips on GPU devices[k % size] (its device's context,
+  // pools, streams, NVDEC); empty: on the calling thread's device.
+  std::vector<int> devices;
   // After a failed clip no other starts; those running finish whole.
   bool fail_fast = false;
   ProgressMode progress = ProgressMode::automatic;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
@@ -15,6 +16,24 @@
 
 namespace sp::test {
 namespace {
+
+// Runs (segments, clips) that name their worker's `device`: every GPU ran
+// some, and each device's runs all ran on one physical GPU (PCI bus id, from
+// the run's own stats), a different one for each device.
+void expect_each_device_on_a_gpu_of_its_own(const nlohmann::json& runs, int gpus) {
+  std::map<int, std::set<std::string>> buses;
+  for (const auto& run : runs) {
+    ASSERT_TRUE(run.contains("device")) << run.dump();
+    buses[run["device"].get<int>()].insert(run["stats"]["cuda_device"]["pci_bus_id"].get<std::string>());
+  }
+  EXPECT_EQ(int(buses.size()), gpus) << "not every GPU ran something";
+  std::set<std::string> distinct;
+  for (const auto& [device, ids] : buses) {
+    EXPECT_EQ(ids.size(), 1u) << "device " << device << "'s runs were on several GPUs";
+    distinct.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(int(distinct.size()), gpus) << "two devices' runs were on one GPU";
+}
 
 // A clip of random length and keyframe spacing, and its single CPU run: the oracle.
 struct ClipAndCpuRun {
@@ -84,14 +103,42 @@ TEST(SegmentsGpu, WorkerThreadsOnEveryGpuEqualTheCpuRun) {
     const nlohmann::json j = nlohmann::json::parse(s);
     EXPECT_EQ(j["workers"], workers);
     ASSERT_EQ(int(j["segments"].size()), segments);
-    std::set<int> used;
-    for (const auto& seg : j["segments"]) {
-      EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
-      ASSERT_TRUE(seg.contains("device")) << seg.dump();
-      used.insert(seg["device"].get<int>());
-    }
-    EXPECT_EQ(int(used.size()), gpus) << "not every GPU ran a segment";
+    for (const auto& seg : j["segments"]) EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
+    expect_each_device_on_a_gpu_of_its_own(j["segments"], gpus);
   }
+}
+
+// A folder of clips over every GPU: worker threads, one per clip at a time,
+// each on its device, give the CPU batch's pictures output by output.
+TEST(SegmentsGpu, BatchOfClipsOnEveryGpuEqualsTheCpuBatch) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: the GPU workers are not exercised here";
+  const int gpus = cuda_device_count();
+  if (gpus < 2) GTEST_SKIP() << "one GPU here: a batch over several GPUs needs a machine with two or more";
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const int clips = 2 * gpus + 1;
+  for (int k = 0; k < clips; ++k) {
+    const CommandResult made = run_command(
+        "ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=" + std::to_string(160 + 16 * int(rng() % 20)) + "x" +
+        std::to_string(120 + 8 * int(rng() % 20)) + ":rate=30 -f lavfi -i sine -t " + std::to_string(1 + rng() % 2) +
+        " -c:v libx264 -pix_fmt yuv420p -c:a aac " + dir.file("clip" + std::to_string(k) + ".mp4"));
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+  }
+  const std::string common = "run " + source_dir() + "/configs/example.yaml -i '" + dir.file("clip*.mp4") + "' --codec ffv1 ";
+  CommandResult r = stylepipe(common + "-o '" + dir.file("{stem}_cpu.mkv") + "' --backend cpu --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string stats = dir.file("stats.json");
+  r = stylepipe(common + "-o '" + dir.file("{stem}_gpu.mkv") + "' --backend cuda --devices all --jobs " +
+                std::to_string(2 * gpus) + " --stats-json " + stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int k = 0; k < clips; ++k) {
+    const std::string stem = dir.file("clip" + std::to_string(k));
+    EXPECT_EQ(video_md5s(stem + "_gpu.mkv"), video_md5s(stem + "_cpu.mkv")) << "clip " << k;
+  }
+  std::ifstream s(stats);
+  const nlohmann::json j = nlohmann::json::parse(s);
+  ASSERT_EQ(int(j["inputs"].size()), clips);
+  expect_each_device_on_a_gpu_of_its_own(j["inputs"], gpus);
 }
 
 TEST(SegmentsGpu, ADeviceThatDoesNotExistIsAUsageError) {
