@@ -5,7 +5,8 @@
 # throughput on one GPU against every GPU (pencil against the host's codec
 # ceiling, N ffmpeg processes; the GPU-bound halftone chain).
 # CLIP_SECONDS (default 30) sizes the throughput clip; SKIP_BENCH=1 stops
-# after the start-up.
+# after the start-up, SKIP_STARTUP=1 before it; PYTHON_TESTS=1 also builds the
+# Python module and runs its GPU tests (PyTorch, CuPy) and test_chain.
 # Usage: scripts/gpu-multi-check.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,8 @@ nvidia-smi --query-gpu=index,name,pci.bus_id --format=csv,noheader | tee "$out/g
 t0=$(date +%s)
 cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${kit_cmake_args[@]}" \
   >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-cmake --build build-gpu -j "$(nproc)" --target stylepipe test_core >"$out/build.log" 2>&1 ||
+targets=(stylepipe test_core); [ -n "${PYTHON_TESTS:-}" ] && targets+=(_stylepipe)
+cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1 ||
   { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
 echo "built in $(($(date +%s) - t0)) s"
 bin=$PWD/build-gpu/stylepipe
@@ -35,6 +37,13 @@ build-gpu/test_core --gtest_filter='SegmentsGpu.*:TranscodeE2E.Cuda*:FrameGraphs
 grep -E '^\[  (PASSED|FAILED|  SKIPPED) ' "$out/tests.log"
 grep -E '^\[  FAILED  \] [A-Za-z]' "$out/tests.log" | sort -u | head
 
+if [ -n "${PYTHON_TESTS:-}" ]; then
+  step "Python: GPU tests and test_chain"
+  (cd python/tests && PYTHONPATH=$PWD/../../build-gpu/python STYLEPIPE_BINARY=$bin python3 -m unittest test_gpu test_chain) \
+    >"$out/python_tests.log" 2>&1 || status=1
+  grep -E "^(Ran|OK|FAILED)|ERROR:|FAIL:" "$out/python_tests.log"
+fi
+
 step "memcheck: worker threads on every GPU"
 ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine -t 3 -c:v libx264 -g 15 \
   -pix_fmt yuv420p -c:a aac "$out/small.mp4"
@@ -43,6 +52,7 @@ compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.y
   >"$out/memcheck.log" 2>&1
 echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
 
+[ -n "${SKIP_STARTUP:-}" ] && exit $status
 step "start-up of a 10-frame 1080p clip (wall, then --stats-json's steps), median of 5"
 ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -f lavfi -i sine -frames:v 10 -t 0.34 \
   -c:v libx264 -pix_fmt yuv420p -c:a aac "$out/ten.mp4"
