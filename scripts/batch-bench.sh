@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A folder of short clips against one long clip of the same frames (issue 29:
+# "200 clips of 2 s in one command: at least 0.8 of the fps of one 400 s clip").
+# One CLIPS x CLIP_SECONDS clip (moving pattern + tone, a keyframe every
+# CLIP_SECONDS) is made, then cut into CLIPS clips by stream copy; then
+# `stylepipe run` of the long clip with --jobs JOBS (segments) and of the
+# clips as a batch with --jobs JOBS, both to libx264 ultrafast. Reports fps
+# of wall time and their ratio.
+# CLIPS (200), CLIP_SECONDS (2), SIZE (1280x720), RATE (30), CONFIG
+# (configs/pencil.yaml), JOBS (4), DEVICES (for --devices), STYLEPIPE (binary).
+# Usage: scripts/batch-bench.sh OUTDIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:?usage: scripts/batch-bench.sh OUTDIR}")
+clips=${CLIPS:-200} seconds=${CLIP_SECONDS:-2} size=${SIZE:-1280x720} rate=${RATE:-30}
+config=${CONFIG:-configs/pencil.yaml} jobs=${JOBS:-4} bin=${STYLEPIPE:-build/stylepipe}
+mkdir -p "$out/clips" "$out/styled"
+long="$out/long.mp4"
+if [ ! -e "$long" ]; then
+  ffmpeg -hide_banner -v error -y -f lavfi -i "testsrc2=size=$size:rate=$rate" -f lavfi -i sine=frequency=440 \
+    -t $((clips * seconds)) -c:v libx264 -preset veryfast -g $((seconds * rate)) -keyint_min $((seconds * rate)) \
+    -pix_fmt yuv420p -c:a aac "$long"
+  ffmpeg -hide_banner -v error -y -i "$long" -c copy -f segment -segment_time "$seconds" -reset_timestamps 1 \
+    "$out/clips/clip_%04d.mp4"
+fi
+frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$long")
+devices=(); [ -n "${DEVICES:-}" ] && devices=(--devices "$DEVICES")
+timed() { local s e; s=$(date +%s.%N); "$@" --progress none -y --codec libx264 --preset ultrafast "${devices[@]}" \
+  >"$out/last.log" 2>&1 || { tail -5 "$out/last.log" >&2; exit 1; }; e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f", b-a}'; }
+one=$(timed "$bin" run "$config" -i "$long" -o "$out/long_styled.mp4" --jobs "$jobs")
+many=$(timed "$bin" run "$config" -i "$out/clips/clip_*.mp4" -o "$out/styled/{stem}.mp4" --jobs "$jobs" \
+  --stats-json "$out/batch.json")
+n=$(ls "$out/clips" | wc -l)
+awk -v f="$frames" -v a="$one" -v b="$many" -v n="$n" -v s="$seconds" -v j="$jobs" -v size="$size" 'BEGIN{
+  printf "%d frames (%s): one %d s clip --jobs %d: %.2f s, %.0f fps; %d clips of %d s, --jobs %d: %.2f s, %.0f fps; ratio %.2f\n",
+    f, size, n * s, j, a, f / a, n, s, j, b, f / b, a / b }'
+rm -rf "$out/styled" "$out/long_styled.mp4"
