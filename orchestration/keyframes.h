@@ -82,8 +82,11 @@ KeyframeScan scan_keyframes_for(const std::string& path,
                                 const std::function<CutRequest(const KeyframeScan&)>& request);
 
 // Where choose_segments aims its cuts: start + k * step seconds for k = 1 ..
-// last_k. Throws sp::Error(usage) unless exactly one of segments and
-// segment_seconds is > 0.
+// last_k. With segment_seconds, the multiples of it that lie more than
+// kCutTargetEndMargin seconds before the end of the duration: one that is the
+// end up to rounding (109.2 s in pieces of 36.4 s) makes no cut. Throws
+// sp::Error(usage) unless exactly one of segments and segment_seconds is > 0.
+inline constexpr double kCutTargetEndMargin = 1e-6;
 struct CutTargets {
   double start = 0;
   double step = 0;

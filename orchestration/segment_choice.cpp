@@ -93,7 +93,13 @@ CutTargets cut_targets(const KeyframeScan& scan, int segments, double segment_se
   if (!(span > 0) && !scan.keyframes.empty())
     span = double(scan.keyframes.back().pts) * av_q2d(scan.time_base) - targets.start;
   targets.step = segments > 0 ? span / segments : segment_seconds;
-  targets.last_k = segments > 0 ? segments - 1 : std::ceil(span / segment_seconds) - 1;
+  // The multiples of segment_seconds before the end. One that is the end but
+  // for rounding is the end: 4.2 s / 0.6 s gives 7.000000000000001 (a cut
+  // near the end, a last segment of a frame or a GOP that nobody asked for),
+  // 3 * 36.4 s < 109.2 s. Less than a microsecond (the resolution of a
+  // container's duration, far above a double's rounding of times, far below
+  // a frame) before the end counts as the end.
+  targets.last_k = segments > 0 ? segments - 1 : std::ceil((span - kCutTargetEndMargin) / segment_seconds) - 1;
   return targets;
 }
 
