@@ -159,9 +159,11 @@ class VideoOnTorch(unittest.TestCase):
         self.assertEqual(count, len(expected))
         print("NVDEC: %s" % reader.hardware_decoding)
         # The check can fail: an export that orders nothing (stream -1) is read before the conversion ran.
+        # A fresh reader's first next() waits on the host for its decoder: the sleep must outlast that
+        # (0.1 s of sleep did not on an H200), so that the conversion still waits behind it.
         reader = stylepipe.VideoReader(self.clip, device="cuda:0")
         with torch.cuda.stream(slow):
-            torch.cuda._sleep(200_000_000)
+            torch.cuda._sleep(2_000_000_000)
             frame = next(reader)
         with torch.cuda.stream(fresh):
             early = torch.utils.dlpack.from_dlpack(frame.__dlpack__(stream=-1)).clone()
