@@ -27,10 +27,6 @@ static bool nvidia_driver_installed() {
 namespace {
 std::atomic<bool> g_probed{false};
 bool cuda_probed() { return g_probed; }
-// The CUDA runtime is up in this process (a successful probe, a chosen device
-// or a context): from then on the calling thread's device is always set, so
-// that a thread another library pointed elsewhere is brought back.
-std::atomic<bool> g_runtime_used{false};
 }  // namespace
 
 bool cuda_device_available(std::string* why) {
@@ -57,7 +53,6 @@ bool cuda_device_available(std::string* why) {
       return;
     }
     available = true;
-    g_runtime_used = true;
   });
   if (why) *why = reason;
   return available;
@@ -71,7 +66,8 @@ int cuda_device_count() {
 
 namespace {
 std::mutex g_started_mutex;
-std::set<int> g_started_devices;  // whose context start_cuda_context made
+std::set<int> g_started_devices;      // whose context start_cuda_context made
+std::atomic<bool> g_runtime_used{false};  // the CUDA runtime was touched by this process
 std::atomic<int> g_context_holds{0};
 }  // namespace
 
@@ -86,7 +82,7 @@ int current_cuda_device() {
 }
 
 void use_cuda_device(int device) {
-  if (device == 0 && !g_runtime_used) return;  // the runtime's default, and no runtime to start for a CPU run
+  if (device == 0 && !g_runtime_used) return;  // the runtime's default, and nothing to start for it
   g_runtime_used = true;
   SP_CUDA_CHECK(cudaSetDevice(device));
 }
