@@ -22,11 +22,12 @@ void open_cuda_device(int index) {
   static std::mutex mutex;
   static std::set<int> started;
   std::lock_guard lock(mutex);
-  sp::use_cuda_device(index);
+  // Set even for device 0: the caller's thread may be on another GPU (another library chose it).
+  SP_CUDA_CHECK(cudaSetDevice(index));
   if (started.insert(index).second) sp::start_cuda_context();
 }
 
-void enter_cuda_device(int index) { sp::use_cuda_device(index); }
+void enter_cuda_device(int index) { SP_CUDA_CHECK(cudaSetDevice(index)); }
 
 void check_device_memory(const void* data, int index, const char* what) {
   cudaPointerAttributes attributes{};
@@ -52,7 +53,7 @@ namespace stylepipe {
 void order_streams(void* consumer, void* producer, int device) {
   if (consumer == producer) return;
   detail::guarded([&] {
-    sp::use_cuda_device(device);
+    SP_CUDA_CHECK(cudaSetDevice(device));
     cudaEvent_t done = nullptr;
     SP_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
     const cudaError_t recorded = cudaEventRecord(done, static_cast<cudaStream_t>(producer));
