@@ -6,12 +6,14 @@
 #include <thread>
 
 #include "api/request_options.h"
+#include "orchestration/auto_jobs.h"
 #include "orchestration/batch.h"
 #include "orchestration/output_pattern.h"
 #include "orchestration/parallel_run.h"
 #include "pipeline/device.h"
 #include "pipeline/config.h"
 #include "pipeline/errors.h"
+#include "pipeline/log.h"
 
 namespace stylepipe::detail {
 namespace {
@@ -59,6 +61,15 @@ int run_batch(const TranscodeRequest& a) {
   first.output = o.clips.front().output;
   o.clip = transcode_options(first, config);
   o.jobs = std::max(1, a.jobs);
+  if (a.jobs == TranscodeRequest::kJobsAuto) {  // clips side by side, as many as the GPUs and cores keep busy
+    sp::AutoJobsHost host;
+    host.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    if (a.backend != "cpu" && sp::cuda_device_available())
+      host.gpus = a.devices.empty() ? 1 : int(sp::parse_device_list(a.devices, sp::cuda_device_count()).size());
+    const sp::AutoJobs choice = sp::choose_jobs(host);
+    sp::log_info("--jobs auto: {} clip{} at a time ({})", choice.jobs, choice.jobs == 1 ? "" : "s", choice.why);
+    o.jobs = choice.jobs;
+  }
   std::future<void> contexts;  // each GPU's context starts while the first clips open
   if (!a.devices.empty()) {
     if (a.backend == "cpu") throw Error(ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");

@@ -12,12 +12,14 @@
 #include "api/batch_request.h"
 #include "api/public_errors.h"
 #include "api/request_options.h"
+#include "orchestration/auto_jobs.h"
 #include "orchestration/concat.h"
 #include "orchestration/parallel_run.h"
 #include "orchestration/segment_plan.h"
 #include "pipeline/device.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
+#include "pipeline/stage_chain.h"
 
 namespace stylepipe {
 namespace {
@@ -30,7 +32,7 @@ void check_request(const TranscodeRequest& a) {
   if (!a.manifest.empty()) {
     if (!a.config_path.empty() || !a.input.empty() || !a.output.empty())
       throw Error(sp::ExitCode::usage, "run --manifest takes its config, input and output from the plan: drop CONFIG, -i and -o");
-    if (a.jobs > 0) throw Error(sp::ExitCode::usage, "--manifest runs one segment: it does not combine with --jobs");
+    if (a.jobs != 0) throw Error(sp::ExitCode::usage, "--manifest runs one segment: it does not combine with --jobs");
     return;
   }
   if (a.config_path.empty() || a.input.empty() || a.output.empty())
@@ -163,6 +165,32 @@ int run_single(const TranscodeRequest& a) {
   return code;
 }
 
+// --jobs auto: the workers from the GPUs, the cores and the input's length
+// (sp::choose_jobs); one worker is a single run.
+int run_with_auto_jobs(TranscodeRequest a) {
+  const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
+  sp::AutoJobsHost host;
+  host.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (a.backend != "cpu" && sp::cuda_device_available()) {
+    std::vector<int> devices = a.devices.empty() ? std::vector<int>{0} : sp::parse_device_list(a.devices, sp::cuda_device_count());
+    std::sort(devices.begin(), devices.end());
+    host.gpus = int(std::unique(devices.begin(), devices.end()) - devices.begin());
+  }
+  sp::BufferPool pool;  // no buffer is made: the stages are only asked what they are
+  host.temporal = sp::StageChain(detail::stage_specs(config), sp::Backend::cpu, pool).any_temporal();
+  const bool one_stream = a.frames >= 0 || a.start > 0 || a.duration >= 0 || a.low_latency || !a.input_format.empty() ||
+                          a.input == "-" || a.drop_policy != "block";
+  sp::AutoJobs choice{1, "1 worker: the input is read as one stream (a pipe, a device, --frames, --start or --duration)"};
+  if (!one_stream) {
+    host.input_seconds = sp::probe_input_seconds(a.input);
+    choice = sp::choose_jobs(host);
+  }
+  log_info("--jobs auto: {}", choice.why);
+  a.jobs = choice.jobs > 1 ? choice.jobs : 0;
+  if (a.jobs == 0) a.devices.clear();  // a single run, on the first GPU
+  return a.jobs > 0 ? run_parallel(a) : run_single(a);
+}
+
 }  // namespace
 
 int transcode(const TranscodeRequest& request) {
@@ -170,6 +198,7 @@ int transcode(const TranscodeRequest& request) {
     if (detail::is_batch(request)) return detail::run_batch(request);
     check_request(request);
     if (!request.manifest.empty()) return run_segment(request);
+    if (request.jobs == TranscodeRequest::kJobsAuto) return run_with_auto_jobs(request);
     if (request.jobs > 0) return run_parallel(request);
     return run_single(request);
   });

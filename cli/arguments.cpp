@@ -74,9 +74,24 @@ void add_parallel_arguments(CLI::App& run, stylepipe::TranscodeRequest& a) {
                  "The segment (default: SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX)")
       ->check(CLI::NonNegativeNumber);
   run.add_flag("--force", a.force, "Redo a segment that is already finished");
-  run.add_option("--jobs", a.jobs,
-                 "Cut the input into segments and run this many workers at a time (a batch: this many clips at a time)")
-      ->check(CLI::Range(1, 256));
+  run.add_option_function<std::string>(
+         "--jobs",
+         [&a](const std::string& value) {
+           if (value == "auto") {
+             a.jobs = stylepipe::TranscodeRequest::kJobsAuto;
+             return;
+           }
+           try {
+             size_t used = 0;
+             a.jobs = std::stoi(value, &used);
+             if (used == value.size() && a.jobs >= 1 && a.jobs <= 256) return;
+           } catch (const std::exception&) {
+           }
+           throw CLI::ValidationError("--jobs", "'" + value + "' is not 1..256 or auto");
+         },
+         "Cut the input into segments and run this many workers at a time (a batch: this many clips at a time); "
+         "auto: from the GPUs, the cores and the input's length")
+      ->type_name("N|auto");
   run.add_option("--devices", a.devices, "GPUs the --jobs workers spread over: all, or a list like 0,1 (0,0: two on GPU 0)");
   run.add_flag("--keep-segments", a.keep_segments, "Keep the work directory after --jobs joined the output");
   run.add_flag("--worker-processes", a.worker_processes,

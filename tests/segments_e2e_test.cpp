@@ -96,6 +96,26 @@ TEST(SegmentsE2E, JobsRunEqualsSingleRunFrameForFrame) {
   EXPECT_FALSE(std::filesystem::exists(split + ".parts")) << "the work directory stays only with --keep-segments";
 }
 
+// --jobs auto says in one line what it chose and why; on a host where one
+// worker is enough (this clip is seconds long) that is a single run's output.
+TEST(SegmentsE2E, JobsAutoSaysWhatItChoseAndGivesTheSingleRunsOutput) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const Clip clip = make_clip(dir, "in.mp4", rng);
+  const std::string single = dir.file("single.mkv"), automatic = dir.file("auto.mkv");
+  CommandResult r = stylepipe(run_parallel_cmd(example_config(), clip.path, single, "--codec ffv1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 --jobs auto"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--jobs auto: 1 worker: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" s / 20 s"), std::string::npos) << "the input's length is in the reason: " << r.output;
+  EXPECT_EQ(video_md5s(automatic), video_md5s(single));
+  EXPECT_EQ(audio_packet_hashes(automatic), audio_packet_hashes(single));
+  r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 -y --jobs many"));
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("'many' is not 1..256 or auto"), std::string::npos) << r.output;
+}
+
 // Irregular frame times, an input that starts at 2.5 s, B-frames in and out.
 TEST(SegmentsE2E, VariableFrameRateClipWithAudioKeepsEveryTimestamp) {
   std::mt19937_64 rng(fresh_seed());

@@ -45,7 +45,10 @@ struct TranscodeRequest {
   std::string drop_policy = "block";  // block | drop-oldest
 
   // Segment-parallel runs: `jobs` workers over `devices` ("all", "0,1"), or
-  // one segment (`manifest`, `index`) of a plan.
+  // one segment (`manifest`, `index`) of a plan. kJobsAuto: chosen from the
+  // GPUs, the cores and the input's length (a single run where one worker is
+  // enough), and said in one line.
+  static constexpr int kJobsAuto = -1;
   int jobs = 0;
   std::string devices;
   std::optional<int> segments;

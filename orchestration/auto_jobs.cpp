@@ -1,0 +1,52 @@
+#include "orchestration/auto_jobs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "orchestration/keyframe_input.h"
+
+namespace sp {
+namespace {
+
+// Workers per GPU: four reached the encoders' bound on one H100 (eight were
+// slower); NVDEC's engines (7 on an H100) were never the limit.
+constexpr int kWorkersPerGpu = 4;
+// Cores a worker's software encoder keeps busy (x264 ultrafast, 1080p); on
+// the CPU backend the stages take the cores too, so a worker needs more.
+constexpr int kCoresPerGpuWorker = 8;
+constexpr int kCoresPerCpuWorker = 16;
+// Input per worker: a worker's start (0.5-0.8 s) stays a few percent of its
+// segment. A temporal stage starts cold in each segment (and decodes its
+// warm-up frames first), so it gets longer segments.
+constexpr double kSecondsPerWorker = 20;
+constexpr double kSecondsPerTemporalWorker = 60;
+
+}  // namespace
+
+AutoJobs choose_jobs(const AutoJobsHost& host) {
+  const int by_devices = host.gpus > 0 ? host.gpus * kWorkersPerGpu : INT_MAX;
+  const int by_cores = std::max(1, host.cores / (host.gpus > 0 ? kCoresPerGpuWorker : kCoresPerCpuWorker));
+  const double per_worker = host.temporal ? kSecondsPerTemporalWorker : kSecondsPerWorker;
+  const int by_length = host.input_seconds < 0 ? INT_MAX : std::max(1, int(host.input_seconds / per_worker));
+  AutoJobs a;
+  a.jobs = std::max(1, std::min({by_devices, by_cores, by_length}));
+  std::string devices = host.gpus > 0 ? fmt::format("{} GPU{} x {}", host.gpus, host.gpus == 1 ? "" : "s", kWorkersPerGpu)
+                                      : std::string("the CPU backend");
+  std::string length = host.input_seconds < 0 ? std::string("length unknown")
+                                              : fmt::format("{:.0f} s / {:.0f} s{}", host.input_seconds, per_worker,
+                                                            host.temporal ? " (temporal stages)" : "");
+  a.why = fmt::format("{} worker{}: {}, {} cores / {}, {}", a.jobs, a.jobs == 1 ? "" : "s", devices, host.cores,
+                      host.gpus > 0 ? kCoresPerGpuWorker : kCoresPerCpuWorker, length);
+  return a;
+}
+
+double probe_input_seconds(const std::string& path) {
+  const VideoInput in = open_video_input(path);
+  if (in.format->duration > 0) return double(in.format->duration) / AV_TIME_BASE;
+  if (in.video->duration > 0) return double(in.video->duration) * av_q2d(in.video->time_base);
+  return -1;
+}
+
+}  // namespace sp

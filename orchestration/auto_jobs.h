@@ -1,0 +1,27 @@
+#pragma once
+// `--jobs auto`: how many workers a segment-parallel run gets, from what the
+// host has and how long the input is. Measured on 2 x H100 with 32 cores
+// (docs/perf.md): one GPU with 4 workers already feeds libx264 ultrafast as
+// fast as 32 cores encode it at 1080p; a worker's start costs 0.5-0.8 s.
+#include <string>
+
+namespace sp {
+
+struct AutoJobsHost {
+  int gpus = 0;  // the GPUs the run uses; 0: the CPU backend
+  int cores = 1;
+  double input_seconds = -1;  // -1: unknown
+  bool temporal = false;      // a temporal stage starts cold in every segment
+};
+
+struct AutoJobs {
+  int jobs = 1;     // 1: a single run, no segments
+  std::string why;  // "4 workers: 2 GPUs x 4, 32 cores / 8, 60 s / 20 s"
+};
+
+AutoJobs choose_jobs(const AutoJobsHost& host);
+
+// The input's duration from its container (no decoding); -1 where it says none.
+double probe_input_seconds(const std::string& path);
+
+}  // namespace sp
