@@ -37,7 +37,10 @@ TEST(HalftoneConvergence, LaggingFarFieldKeepsTheQuality) {
   std::printf("far field every iteration: blurred error %.4f, frame change %.2f; every third: %.4f, %.2f\n",
               every.blurred_error, every.frame_change, third.blurred_error, third.frame_change);
   EXPECT_LT(third.blurred_error, 1.15 * every.blurred_error + 0.0005);
-  EXPECT_NEAR(third.frame_change, every.frame_change, 0.15 * every.frame_change);
+  // The dots are chaotic: on 30 random clips the ratio of the two frame
+  // changes ran 0.97-1.09, and SP_TEST_SEED=21216760701666 gave 1.15 (its run
+  // with the far field on every iteration moved least, 27.3 against 31-33).
+  EXPECT_NEAR(third.frame_change, every.frame_change, 0.2 * every.frame_change);
 }
 
 // The video configs' settings (configs/bench/halftone.yaml, configs/stipple.yaml:
