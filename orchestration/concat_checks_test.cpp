@@ -157,8 +157,11 @@ TEST_F(ConcatChecks, ExistingOutputNeedsOverwrite) {
   EXPECT_EQ(file_bytes(manifest_.output.path), existing);
   manifest_.output.overwrite = true;  // the plan's -y does as well as the concat's
   const ConcatResult result = concat_segments(manifest_, {});
-  EXPECT_EQ(decoded_video_frames(manifest_.output.path), int(frame_pts_.size()));
-  EXPECT_EQ(result.frames, int64_t(frame_pts_.size()));
+  // What FFmpeg decodes of the input, not its packets: FFmpeg 7.1 decoded one
+  // frame fewer than a MOV's packets (SP_TEST_SEED=21992180295761: 155, 154).
+  const int input_frames = decoded_video_frames(input_);
+  EXPECT_EQ(decoded_video_frames(manifest_.output.path), input_frames);
+  EXPECT_EQ(result.frames, int64_t(input_frames));
 }
 
 struct Packet {
