@@ -51,30 +51,35 @@ struct ClipAndCpuRun {
     const CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --backend cpu --codec ffv1");
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
+
+  // A --jobs run on the GPU with `flags`, as threads or processes: the CPU
+  // run's pictures and audio. Returns its stats.
+  nlohmann::json run_on_gpu(const std::string& flags, const std::string& workers) {
+    const CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + gpu + " -y --backend cuda --codec ffv1 " +
+                                      flags + " --stats-json " + stats +
+                                      (workers == "processes" ? " --worker-processes" : ""));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(video_md5s(gpu), video_md5s(cpu)) << "the GPU workers' pictures differ from the CPU run";
+    EXPECT_EQ(audio_packet_hashes(gpu), audio_packet_hashes(cpu)) << "audio packets differ from the single run";
+    std::ifstream s(stats);
+    const nlohmann::json j = nlohmann::json::parse(s, nullptr, false);
+    EXPECT_EQ(j["workers"], workers) << r.output;
+    for (const auto& seg : j["segments"]) EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
+    return j;
+  }
 };
 
 TEST(SegmentsGpu, TwoWorkersOnOneGpuEqualTheCpuRun) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: the GPU workers are not exercised here";
   ClipAndCpuRun clip;
   ASSERT_NO_FATAL_FAILURE(clip.make());
-  const std::string &in = clip.in, &cpu = clip.cpu, &gpu = clip.gpu, &stats = clip.stats, &config = clip.config;
-  CommandResult r;
   // Threads sharing one context (the default on one GPU), then a process with its own context each.
   for (const std::string workers : {"threads", "processes"}) {
     SCOPED_TRACE(workers);
-    r = stylepipe("run " + config + " -i " + in + " -o " + gpu + " -y --backend cuda --codec ffv1 --jobs 2 --devices 0,0 "
-                  "--segments 4 --stats-json " + stats + (workers == "processes" ? " --worker-processes" : ""));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(video_md5s(gpu), video_md5s(cpu)) << "the GPU workers' pictures differ from the CPU run";
-    EXPECT_EQ(audio_packet_hashes(gpu), audio_packet_hashes(cpu)) << "audio packets differ from the single run";
-    std::ifstream s(stats);
-    const nlohmann::json j = nlohmann::json::parse(s);
-    EXPECT_EQ(j["workers"], workers);
+    const nlohmann::json j = clip.run_on_gpu("--jobs 2 --devices 0,0 --segments 4", workers);
     ASSERT_EQ(j["segments"].size(), 4u);
-    for (const auto& seg : j["segments"]) {
-      EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
+    for (const auto& seg : j["segments"])
       EXPECT_GT(seg["stats"]["pool"]["high_water_bytes"].get<double>(), 0) << "each worker has its own pool";
-    }
     EXPECT_EQ(j["devices"], nlohmann::json::array({0, 0}));
   }
 }
@@ -88,22 +93,12 @@ TEST(SegmentsGpu, WorkerThreadsOnEveryGpuEqualTheCpuRun) {
   if (gpus < 2) GTEST_SKIP() << "one GPU here: workers on several GPUs need a machine with two or more";
   ClipAndCpuRun clip;
   ASSERT_NO_FATAL_FAILURE(clip.make());
-  const std::string &in = clip.in, &cpu = clip.cpu, &gpu = clip.gpu, &stats = clip.stats, &config = clip.config;
-  CommandResult r;
   const int segments = 2 * gpus + 1;
   for (const std::string workers : {"threads", "processes"}) {
     SCOPED_TRACE(workers);
-    r = stylepipe("run " + config + " -i " + in + " -o " + gpu + " -y --backend cuda --codec ffv1 --jobs " +
-                  std::to_string(2 * gpus) + " --devices all --segments " + std::to_string(segments) +
-                  " --stats-json " + stats + (workers == "processes" ? " --worker-processes" : ""));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(video_md5s(gpu), video_md5s(cpu)) << "the GPU workers' pictures differ from the CPU run";
-    EXPECT_EQ(audio_packet_hashes(gpu), audio_packet_hashes(cpu)) << "audio packets differ from the single run";
-    std::ifstream s(stats);
-    const nlohmann::json j = nlohmann::json::parse(s);
-    EXPECT_EQ(j["workers"], workers);
+    const nlohmann::json j = clip.run_on_gpu("--jobs " + std::to_string(2 * gpus) + " --devices all --segments " +
+                                                 std::to_string(segments), workers);
     ASSERT_EQ(int(j["segments"].size()), segments);
-    for (const auto& seg : j["segments"]) EXPECT_EQ(seg["stats"]["backend"]["name"], "cuda") << seg.dump();
     expect_each_device_on_a_gpu_of_its_own(j["segments"], gpus);
   }
 }
