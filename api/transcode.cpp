@@ -186,9 +186,14 @@ int run_with_auto_jobs(TranscodeRequest a) {
     choice = sp::choose_jobs(host);
   }
   log_info("--jobs auto: {}", choice.why);
-  a.jobs = choice.jobs > 1 ? choice.jobs : 0;
-  if (a.jobs == 0) a.devices.clear();  // a single run, on the first GPU
-  return a.jobs > 0 ? run_parallel(a) : run_single(a);
+  // One worker is a single run, unless segment flags ask for segments anyway.
+  const bool segments_asked = a.segments || a.segment_seconds || !a.workdir.empty() || a.keep_segments ||
+                              a.worker_processes;
+  a.jobs = choice.jobs;
+  if (a.jobs > 1 || segments_asked) return run_parallel(a);
+  a.jobs = 0;
+  a.devices.clear();  // a single run, on the first GPU
+  return run_single(a);
 }
 
 }  // namespace

@@ -111,6 +111,13 @@ TEST(SegmentsE2E, JobsAutoSaysWhatItChoseAndGivesTheSingleRunsOutput) {
   EXPECT_NE(r.output.find(" s / 20 s"), std::string::npos) << "the input's length is in the reason: " << r.output;
   EXPECT_EQ(video_md5s(automatic), video_md5s(single));
   EXPECT_EQ(audio_packet_hashes(automatic), audio_packet_hashes(single));
+  // Segment flags keep their segments when one worker is chosen.
+  const std::string stats = dir.file("stats.json");
+  r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic,
+                                 "--codec ffv1 -y --jobs auto --segments 2 --stats-json " + stats));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_json(stats)["segments"].size(), 2u) << r.output;
+  EXPECT_EQ(video_md5s(automatic), video_md5s(single));
   r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 -y --jobs many"));
   EXPECT_EQ(r.exit_code, 64) << r.output;
   EXPECT_NE(r.output.find("'many' is not 1..256 or auto"), std::string::npos) << r.output;
