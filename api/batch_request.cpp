@@ -62,11 +62,7 @@ int run_batch(const TranscodeRequest& a) {
   o.clip = transcode_options(first, config);
   o.jobs = std::max(1, a.jobs);
   if (a.jobs == TranscodeRequest::kJobsAuto) {  // clips side by side, as many as the GPUs and cores keep busy
-    sp::AutoJobsHost host;
-    host.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    if (a.backend != "cpu" && sp::cuda_device_available())
-      host.gpus = a.devices.empty() ? 1 : int(sp::parse_device_list(a.devices, sp::cuda_device_count()).size());
-    const sp::AutoJobs choice = sp::choose_jobs(host);
+    const sp::AutoJobs choice = sp::choose_jobs(auto_jobs_host(a));
     sp::log_info("--jobs auto: {} clip{} at a time ({})", choice.jobs, choice.jobs == 1 ? "" : "s", choice.why);
     o.jobs = choice.jobs;
   }
@@ -74,10 +70,7 @@ int run_batch(const TranscodeRequest& a) {
   if (!a.devices.empty()) {
     if (a.backend == "cpu") throw Error(ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
     o.devices = sp::parse_device_list(a.devices, sp::cuda_device_count());
-    std::vector<int> distinct = o.devices;
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    contexts = std::async(std::launch::async, sp::start_cuda_contexts, distinct);
+    contexts = std::async(std::launch::async, sp::start_cuda_contexts, o.devices);
   }
   // N encoders each taking every core would fight over them: each clip gets its share.
   if (o.jobs > 1 && !a.threads)

@@ -20,8 +20,7 @@ struct Chain::Impl {
   // Where an output over its input is rendered first. The chain's own, not
   // given back between calls: work queued on it may still be running.
   sp::PooledBuffer aside;
-  int cpu_threads = 0;
-  std::unique_ptr<sp::WorkerPool> own_pool;  // set when cpu_threads > 0
+  std::unique_ptr<sp::WorkerPool> own_pool;  // set_cpu_threads(N > 0); null: the process's shared pool
 
   sp::Backend backend() const {
     return session->device().backend == Backend::cuda ? sp::Backend::cuda : sp::Backend::cpu;
@@ -193,12 +192,11 @@ void Chain::set_cpu_threads(int threads) {
     if (threads < 0) throw Error(ExitCode::usage, "cpu_threads is " + std::to_string(threads) + ": give 0 (the shared pool) or more");
     impl_->session->impl().enter();
     impl_->own_pool = threads > 0 ? std::make_unique<sp::WorkerPool>(threads) : nullptr;
-    impl_->cpu_threads = threads;
     impl_->stages.reset();
     impl_->frames = 0;
   });
 }
 
-int Chain::cpu_threads() const { return impl_->cpu_threads; }
+int Chain::cpu_threads() const { return impl_->own_pool ? impl_->own_pool->size() : 0; }
 
 }  // namespace stylepipe

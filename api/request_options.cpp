@@ -1,7 +1,11 @@
 #include "api/request_options.h"
 
+#include <algorithm>
 #include <regex>
+#include <set>
+#include <thread>
 
+#include "orchestration/parallel_run.h"
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
 
@@ -95,6 +99,17 @@ std::vector<sp::StageSpec> stage_specs(const sp::Config& config) {
   std::vector<sp::StageSpec> specs;
   for (const auto& s : config.stages) specs.push_back({s.name, s.params});
   return specs;
+}
+
+sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request) {
+  sp::AutoJobsHost host;
+  host.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (request.backend != "cpu" && sp::cuda_device_available()) {
+    const std::vector<int> devices =
+        request.devices.empty() ? std::vector<int>{0} : sp::parse_device_list(request.devices, sp::cuda_device_count());
+    host.gpus = int(std::set<int>(devices.begin(), devices.end()).size());
+  }
+  return host;
 }
 
 }  // namespace stylepipe::detail

@@ -2,6 +2,7 @@
 // From the public requests to the orchestration's options (api/ only).
 #include <string>
 
+#include "orchestration/auto_jobs.h"
 #include "orchestration/bench.h"
 #include "orchestration/transcode.h"
 #include "pipeline/config.h"
@@ -16,5 +17,9 @@ sp::PixelFormat parse_pixel_format(const std::string& text, const std::string& f
 sp::TranscodeOptions transcode_options(const TranscodeRequest& request, const sp::Config& config);
 sp::BenchOptions bench_options(const BenchRequest& request);
 std::vector<sp::StageSpec> stage_specs(const sp::Config& config);
+// --jobs auto's view of the host: its cores, and the distinct GPUs the request
+// uses (--devices, else GPU 0; none on the CPU backend). Leaves the input's
+// length and temporal stages to the caller.
+sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request);
 
 }  // namespace stylepipe::detail

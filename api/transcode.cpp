@@ -122,12 +122,9 @@ int run_parallel(const TranscodeRequest& a) {
   if (cuda && o.devices.empty() && o.worker_processes) o.devices = {0};
   // Worker threads share their device's context: each device's starts while the input is planned.
   std::future<void> context;
-  if (cuda && sp::workers_as_threads(o)) {
-    std::vector<int> devices = o.devices.empty() ? std::vector<int>{sp::current_cuda_device()} : o.devices;
-    std::sort(devices.begin(), devices.end());
-    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-    context = std::async(std::launch::async, sp::start_cuda_contexts, devices);
-  }
+  if (cuda && sp::workers_as_threads(o))
+    context = std::async(std::launch::async, sp::start_cuda_contexts,
+                         o.devices.empty() ? std::vector<int>{sp::current_cuda_device()} : o.devices);
   const auto planning = std::chrono::steady_clock::now();
   sp::Manifest m = sp::make_plan(plan_request(a, a.jobs));
   sp::save_plan(m);
@@ -169,13 +166,7 @@ int run_single(const TranscodeRequest& a) {
 // (sp::choose_jobs); one worker is a single run.
 int run_with_auto_jobs(TranscodeRequest a) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
-  sp::AutoJobsHost host;
-  host.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  if (a.backend != "cpu" && sp::cuda_device_available()) {
-    std::vector<int> devices = a.devices.empty() ? std::vector<int>{0} : sp::parse_device_list(a.devices, sp::cuda_device_count());
-    std::sort(devices.begin(), devices.end());
-    host.gpus = int(std::unique(devices.begin(), devices.end()) - devices.begin());
-  }
+  sp::AutoJobsHost host = detail::auto_jobs_host(a);
   sp::BufferPool pool;  // no buffer is made: the stages are only asked what they are
   host.temporal = sp::StageChain(detail::stage_specs(config), sp::Backend::cpu, pool).any_temporal();
   const bool one_stream = a.frames >= 0 || a.start > 0 || a.duration >= 0 || a.low_latency || !a.input_format.empty() ||

@@ -48,8 +48,9 @@ void restrict_cuda_visibility(int count);
 // large GPU). Call it early on a side thread (after use_cuda_device) so that
 // opening the input and the encoder overlap with it.
 void start_cuda_context();
-// start_cuda_context on each of `devices` at once, a thread each (contexts of
-// several GPUs start in parallel). Rethrows the first failure.
+// start_cuda_context on each distinct one of `devices` (a --devices list may
+// name one twice) at once, a thread each: contexts of several GPUs start in
+// parallel. Rethrows the first failure.
 void start_cuda_contexts(const std::vector<int>& devices);
 // Tears the calling thread's device's context down (tens of ms) when nothing
 // of it is in use any more, so that process exit does not pay for it. A no-op

@@ -109,7 +109,7 @@ void start_cuda_context() {
 
 void start_cuda_contexts(const std::vector<int>& devices) {
   std::vector<std::future<void>> started;
-  for (int device : devices)
+  for (int device : std::set<int>(devices.begin(), devices.end()))
     started.push_back(std::async(std::launch::async, [device] {
       use_cuda_device(device);
       start_cuda_context();
