@@ -20,6 +20,7 @@ struct Chain::Impl {
   // Where an output over its input is rendered first. The chain's own, not
   // given back between calls: work queued on it may still be running.
   sp::PooledBuffer aside;
+  sp::PooledBuffer converted;  // a YUV input as RGBA; the same rule
   std::unique_ptr<sp::WorkerPool> own_pool;  // set_cpu_threads(N > 0); null: the process's shared pool
 
   sp::Backend backend() const {
@@ -59,16 +60,71 @@ void check_image(const Image& image, const char* what) {
                                      " bytes is less than 4 x width (" + std::to_string(image.width * 4) + ")");
 }
 
+const char* plane_name(YuvFormat format, int plane) {
+  static constexpr const char* kNv12[] = {"Y", "UV", ""};
+  static constexpr const char* kI420[] = {"Y", "U", "V"};
+  return format == YuvFormat::nv12 ? kNv12[plane] : kI420[plane];
+}
+
+// Bytes a row of each plane holds at least.
+size_t plane_row_bytes(const YuvImage& image, int plane) {
+  const size_t chroma_width = size_t(image.width + 1) / 2;
+  if (plane == 0) return size_t(image.width);
+  return image.format == YuvFormat::nv12 ? 2 * chroma_width : chroma_width;
+}
+
+int plane_count(YuvFormat format) { return format == YuvFormat::nv12 ? 2 : 3; }
+
+void check_yuv(const YuvImage& image) {
+  if (image.width <= 0 || image.height <= 0)
+    throw Error(ExitCode::usage, "the input is empty (" + std::to_string(image.width) + "x" +
+                                     std::to_string(image.height) + ")");
+  for (int i = 0; i < plane_count(image.format); ++i) {
+    const std::string plane = std::string("the input's ") + plane_name(image.format, i) + " plane";
+    if (!image.planes[i]) throw Error(ExitCode::usage, plane + " is missing");
+    if (image.pitches[i] < plane_row_bytes(image, i))
+      throw Error(ExitCode::usage, plane + ": a row pitch of " + std::to_string(image.pitches[i]) +
+                                       " bytes is less than its " + std::to_string(plane_row_bytes(image, i)) +
+                                       " bytes a row");
+  }
+}
+
+sp::PlanarView planar_view_of(const YuvImage& image, bool on_device) {
+  sp::PlanarView view;
+  view.format = image.format == YuvFormat::nv12 ? sp::PixelFormat::nv12 : sp::PixelFormat::yuv420p;
+  view.width = image.width;
+  view.height = image.height;
+  for (int i = 0; i < plane_count(image.format); ++i) {
+    // The conversion only reads a source; PlanarView is shared with the writers.
+    view.plane[i] = const_cast<uint8_t*>(image.planes[i]);
+    view.pitch[i] = image.pitches[i];
+  }
+  view.on_device = on_device;
+  return view;
+}
+
+sp::ColorSpec color_of(const YuvImage& image) {
+  sp::ColorSpec color;
+  switch (image.matrix) {
+    case YuvMatrix::bt601: color.matrix = sp::ColorMatrix::bt601; break;
+    case YuvMatrix::bt709: color.matrix = sp::ColorMatrix::bt709; break;
+    case YuvMatrix::bt2020: color.matrix = sp::ColorMatrix::bt2020; break;
+  }
+  color.range = image.range == YuvRange::full ? sp::ColorRange::full : sp::ColorRange::limited;
+  return color;
+}
+
 }  // namespace
 
 Chain::Chain(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Chain::Chain(Chain&&) noexcept = default;
 Chain& Chain::operator=(Chain&&) noexcept = default;
 Chain::~Chain() {
-  if (impl_ && (impl_->stages || impl_->aside)) {
+  if (impl_ && (impl_->stages || impl_->aside || impl_->converted)) {
     impl_->session->impl().enter();
     impl_->stages.reset();
     impl_->aside.reset();
+    impl_->converted.reset();
   }
 }
 
@@ -177,6 +233,33 @@ void Chain::run(const Image& input, const Image& output, const RunOptions& optio
     }
     ++impl_->frames;
   });
+}
+
+void Chain::run(const YuvImage& input, const Image& output, const RunOptions& options) {
+  const Image rgba = detail::guarded([&] {
+    check_yuv(input);
+    Session::Impl& session = impl_->session->impl();
+    session.enter();
+    const bool cuda = session.device.backend == Backend::cuda;
+    if (cuda)
+      for (int i = 0; i < plane_count(input.format); ++i)
+        detail::check_device_memory(input.planes[i], session.device.index,
+                                    (std::string("the input's ") + plane_name(input.format, i) + " plane").c_str());
+    const size_t pitch = size_t(input.width) * 4;
+    if (impl_->converted.bytes() != pitch * size_t(input.height))
+      impl_->converted = sp::PooledBuffer(session.pool, {cuda ? sp::MemoryKind::device : sp::MemoryKind::host,
+                                                         input.width, input.height, -1, pitch * size_t(input.height)});
+    const Image converted{impl_->converted.data(), input.width, input.height, pitch};
+    const sp::PlanarView planar = planar_view_of(input, cuda);
+    if (cuda) {
+      detail::convert_to_rgba_async(planar, color_of(input), converted, options.cuda_stream);
+    } else {
+      const sp::ScopedWorkerPool threads(impl_->own_pool.get());
+      sp::convert_to_rgba_cpu(planar, color_of(input), view_of(converted));
+    }
+    return converted;
+  });
+  run(rgba, output, options);
 }
 
 void Chain::reset() {

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "pipeline/convert.h"
 #include "stylepipe/chain.h"
 #include "stylepipe/errors.h"
 #include "tests/support/test_support.h"
@@ -88,6 +89,56 @@ TEST(PublicChainGpu, MatchesTheCpuOnTheCallersStreamAndInPlace) {
     }
     CHECK_CUDA(cudaStreamDestroy(stream));
   }
+}
+
+// NV12 and I420 planes in device memory (the layouts of NVDEC and of
+// GStreamer's CUDA memory), at padded pitches: the CPU's bytes (xbr is
+// bit-identical between the backends, so is the conversion).
+TEST(PublicChainGpu, YuvPlanesInDeviceMemoryMatchTheCpu) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(fresh_seed());
+  const int width = 161, height = 93;
+  auto cpu = stylepipe::Session::open(stylepipe::Device::cpu());
+  auto gpu = stylepipe::Session::open(stylepipe::Device::cuda(0));
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (PixelFormat format : {PixelFormat::nv12, PixelFormat::yuv420p}) {
+    SCOPED_TRACE(to_string(format));
+    const PlaneLayout layout = plane_layout(format, width, height, 256);  // pitches of 256-byte multiples
+    std::vector<uint8_t> host(layout.total_bytes());
+    uint8_t* device = nullptr;
+    CHECK_CUDA(cudaMalloc(&device, host.size()));
+    PlanarView planes{format, width, height};
+    stylepipe::YuvImage on_host, on_device;
+    on_host.format = on_device.format = format == PixelFormat::nv12 ? stylepipe::YuvFormat::nv12 : stylepipe::YuvFormat::i420;
+    on_host.matrix = on_device.matrix = stylepipe::YuvMatrix::bt709;
+    on_host.width = on_device.width = width;
+    on_host.height = on_device.height = height;
+    size_t offset = 0;
+    for (int i = 0; i < layout.count; ++i) {
+      planes.plane[i] = host.data() + offset;
+      planes.pitch[i] = layout.pitch[i];
+      on_host.planes[i] = host.data() + offset;
+      on_device.planes[i] = device + offset;
+      on_host.pitches[i] = on_device.pitches[i] = layout.pitch[i];
+      offset += layout.bytes(i);
+    }
+    convert_from_rgba_cpu(synthetic_photo(width, height, rng).view(), {ColorMatrix::bt709, ColorRange::limited}, planes);
+    CHECK_CUDA(cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice));
+    const std::string yaml = "pipeline:\n  - xbr: {scale: 2}\n";
+    HostImage expected(2 * width, 2 * height), got(2 * width, 2 * height);
+    stylepipe::Chain::from_yaml(yaml, cpu).run(on_host, image_of(expected));
+    DeviceImage result(2 * width, 2 * height);
+    stylepipe::Chain::from_yaml(yaml, gpu).run(on_device, result.image, {stream, std::nullopt});
+    CHECK_CUDA(cudaMemcpy2DAsync(got.pixels.data(), got.pitch, result.image.data, result.image.pitch, got.pitch,
+                                 size_t(got.height), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    EXPECT_EQ(compare(got, expected).differing_bytes, 0u);
+    stylepipe::Chain host_planes = stylepipe::Chain::from_yaml(yaml, gpu);
+    EXPECT_THROW(host_planes.run(on_host, result.image, {stream, std::nullopt}), stylepipe::DeviceError);
+    CHECK_CUDA(cudaFree(device));
+  }
+  CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
 TEST(PublicChainGpu, HostMemoryIsRefusedNotCopied) {

@@ -46,6 +46,10 @@ void copy_image_async(const Image& dst, const Image& src, void* stream) {
                                   cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)));
 }
 
+void convert_to_rgba_async(const sp::PlanarView& src, const sp::ColorSpec& color, const Image& dst, void* stream) {
+  sp::convert_to_rgba_cuda(src, color, {dst.data, dst.width, dst.height, dst.pitch}, static_cast<cudaStream_t>(stream));
+}
+
 }  // namespace stylepipe::detail
 
 namespace stylepipe {

@@ -13,6 +13,7 @@ void open_cuda_device(int index) { no_cuda(index); }
 void enter_cuda_device(int index) { no_cuda(index); }
 void check_device_memory(const void*, int index, const char*) { no_cuda(index); }
 void copy_image_async(const Image&, const Image&, void*) { no_cuda(0); }
+void convert_to_rgba_async(const sp::PlanarView&, const sp::ColorSpec&, const Image&, void*) { no_cuda(0); }
 
 }  // namespace stylepipe::detail
 

@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "pipeline/buffer_pool.h"
+#include "pipeline/convert.h"
 #include "pipeline/device.h"
 #include "stylepipe/chain.h"
 #include "stylepipe/session.h"
@@ -25,6 +26,8 @@ void enter_cuda_device(int index);
 void check_device_memory(const void* data, int index, const char* what);
 // dst = src (same size), queued on `stream`.
 void copy_image_async(const Image& dst, const Image& src, void* stream);
+// src (device planes) to RGBA8 dst (same size), queued on `stream`.
+void convert_to_rgba_async(const sp::PlanarView& src, const sp::ColorSpec& color, const Image& dst, void* stream);
 }  // namespace detail
 
 }  // namespace stylepipe

@@ -31,6 +31,23 @@ struct Image {
   Size size() const { return {width, height}; }
 };
 
+// A YUV 4:2:0 picture, 8 bits a sample, as decoders give them: NV12 (a Y
+// plane, then one of interleaved U,V) or I420 (Y, U and V planes). Chroma
+// planes have (width + 1) / 2 samples a row and (height + 1) / 2 rows.
+enum class YuvFormat { nv12, i420 };
+enum class YuvMatrix { bt601, bt709, bt2020 };
+enum class YuvRange { limited, full };  // limited: Y 16-235, UV 16-240
+struct YuvImage {
+  YuvFormat format = YuvFormat::nv12;
+  YuvMatrix matrix = YuvMatrix::bt709;
+  YuvRange range = YuvRange::limited;
+  int width = 0;
+  int height = 0;
+  const uint8_t* planes[3] = {nullptr, nullptr, nullptr};  // NV12 uses two
+  size_t pitches[3] = {0, 0, 0};                           // bytes a row, each plane's own
+  Size size() const { return {width, height}; }
+};
+
 // One stage and its parameters, each a YAML value as text: {"color", "true"},
 // {"line_length", "9"}, {"channels", "cmy"}.
 struct StageEntry {
@@ -73,6 +90,12 @@ class Chain {
   // Temporal stages continue from the previous call; a new input size
   // starts them again.
   void run(const Image& input, const Image& output, const RunOptions& options = {});
+  // The same on a YUV picture: converted to RGBA into a buffer of the chain's
+  // own (kept between calls, as work queued on it may still run), exactly as
+  // `stylepipe run` converts decoded video: the same integer arithmetic on the
+  // CPU and CUDA, chroma sited at the centre of its 2x2 block and upsampled
+  // bilinearly. On CUDA the planes are device memory of the session's device.
+  void run(const YuvImage& input, const Image& output, const RunOptions& options = {});
   // Forgets temporal state: the next frame is a first frame.
   void reset();
   // CPU only: the threads that run this chain's stages. 0 (the default): the
