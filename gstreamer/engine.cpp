@@ -75,53 +75,63 @@ stylepipe::Size Engine::output_size(stylepipe::Size input) {
   return output;
 }
 
-const stylepipe::Image& Engine::as_rgba(const stylepipe::Image& input, Layout layout) {
-  if (layout == Layout::rgba) return input;
-  const size_t pitch = size_t(input.width) * 4;
-  converted_.resize(pitch * size_t(input.height));
-  for (int y = 0; y < input.height; ++y) {
-    const uint8_t* from = input.data + size_t(y) * input.pitch;
+InputFrame Engine::without_bgrx(const InputFrame& input) {
+  if (input.layout != Layout::bgrx) return input;
+  const stylepipe::Image& bgrx = input.packed;
+  const size_t pitch = size_t(bgrx.width) * 4;
+  converted_.resize(pitch * size_t(bgrx.height));
+  for (int y = 0; y < bgrx.height; ++y) {
+    const uint8_t* from = bgrx.data + size_t(y) * bgrx.pitch;
     uint8_t* to = converted_.data() + size_t(y) * pitch;
-    for (int x = 0; x < input.width; ++x, from += 4, to += 4) {
+    for (int x = 0; x < bgrx.width; ++x, from += 4, to += 4) {
       to[0] = from[2];
       to[1] = from[1];
       to[2] = from[0];
       to[3] = 255;
     }
   }
-  converted_image_ = {converted_.data(), input.width, input.height, pitch};
-  std::lock_guard lock(stats_mutex_);
-  ++stats_.converted_frames;
-  return converted_image_;
+  InputFrame rgba;
+  rgba.packed = {converted_.data(), bgrx.width, bgrx.height, pitch};
+  return rgba;
 }
 
-void Engine::run_host(const stylepipe::Image& input, Layout layout, const stylepipe::Image& output,
-                      std::optional<double> time_seconds) {
-  const stylepipe::Image& rgba = as_rgba(input, layout);
-  stylepipe::RunOptions run_options;
-  run_options.time_seconds = time_seconds;
-  if (backend() == stylepipe::Backend::cpu) {
-    chain_->run(rgba, output, run_options);
-  } else {
-    if (!staging_) staging_ = std::make_unique<HostStaging>(cuda_device());
-    staging_->run(*chain_, rgba, output, run_options);
-    std::lock_guard lock(stats_mutex_);
-    ++stats_.uploads;
-    ++stats_.downloads;
-  }
+void Engine::count(const InputFrame& input, bool on_device, bool staged) {
   std::lock_guard lock(stats_mutex_);
   ++stats_.frames;
+  stats_.device_frames += on_device;
+  stats_.uploads += staged;
+  stats_.downloads += staged;
+  stats_.converted_frames += input.layout == Layout::bgrx;
+  stats_.yuv_frames += input.layout == Layout::yuv;
 }
 
-void Engine::run_device(const stylepipe::Image& input, const stylepipe::Image& output, void* stream,
+void Engine::run_host(const InputFrame& input, const stylepipe::Image& output, std::optional<double> time_seconds) {
+  const InputFrame frame = without_bgrx(input);
+  stylepipe::RunOptions run_options;
+  run_options.time_seconds = time_seconds;
+  const bool staged = backend() == stylepipe::Backend::cuda;
+  if (!staged) {
+    if (frame.layout == Layout::yuv)
+      chain_->run(frame.yuv, output, run_options);
+    else
+      chain_->run(frame.packed, output, run_options);
+  } else {
+    if (!staging_) staging_ = std::make_unique<HostStaging>(cuda_device());
+    staging_->run(*chain_, frame, output, run_options);
+  }
+  count(input, false, staged);
+}
+
+void Engine::run_device(const InputFrame& input, const stylepipe::Image& output, void* stream,
                         std::optional<double> time_seconds) {
   stylepipe::RunOptions run_options;
   run_options.cuda_stream = stream;
   run_options.time_seconds = time_seconds;
-  chain_->run(input, output, run_options);
-  std::lock_guard lock(stats_mutex_);
-  ++stats_.frames;
-  ++stats_.device_frames;
+  if (input.layout == Layout::yuv)
+    chain_->run(input.yuv, output, run_options);
+  else
+    chain_->run(input.packed, output, run_options);
+  count(input, true, false);
 }
 
 void Engine::reset() {

@@ -25,8 +25,17 @@ struct EngineOptions {
   int cuda_device = -1;  // -1: device 0 (or, on CUDA memory, the neighbours' context's device)
 };
 
-// The 4-byte layouts the element reads; the chain itself sees RGBA8 only.
-enum class Layout { rgba, bgrx };
+// What the element reads: 4-byte pixels (the chain itself sees RGBA8 only)
+// or YUV 4:2:0 planes, which the chain converts (Chain::run on a YuvImage).
+enum class Layout { rgba, bgrx, yuv };
+
+// One input frame, at its own strides: `packed` for rgba and bgrx, `yuv` for yuv.
+struct InputFrame {
+  Layout layout = Layout::rgba;
+  stylepipe::Image packed;
+  stylepipe::YuvImage yuv;
+  stylepipe::Size size() const { return layout == Layout::yuv ? yuv.size() : packed.size(); }
+};
 
 // What the element has done, for its `stats` property.
 struct EngineStats {
@@ -34,6 +43,7 @@ struct EngineStats {
   uint64_t device_frames = 0;  // of those, read and written in place in CUDA memory
   uint64_t resets = 0;
   uint64_t converted_frames = 0;  // BGRx frames turned into RGBA before the chain (a host copy each)
+  uint64_t yuv_frames = 0;        // NV12 or I420 frames, converted by the chain where they are
   uint64_t uploads = 0;           // system memory frames staged to the GPU (CUDA backend)
   uint64_t downloads = 0;         // and back
 };
@@ -64,13 +74,12 @@ class Engine {
   stylepipe::Size output_size(stylepipe::Size input);
 
   // One frame in host memory, rows at their own pitch: straight into the
-  // chain on the CPU, staged through pinned memory on CUDA. `input` is in
-  // `layout`; `output` is RGBA8. Throws stylepipe::Error.
-  void run_host(const stylepipe::Image& input, Layout layout, const stylepipe::Image& output,
-                std::optional<double> time_seconds);
-  // One frame in device memory of the session's device, queued on `stream`
-  // (a cudaStream_t) with no host synchronization. Throws stylepipe::Error.
-  void run_device(const stylepipe::Image& input, const stylepipe::Image& output, void* stream,
+  // chain on the CPU, staged through pinned memory on CUDA (YUV frames go up
+  // as they are: 1.5 bytes a pixel). `output` is RGBA8. Throws stylepipe::Error.
+  void run_host(const InputFrame& input, const stylepipe::Image& output, std::optional<double> time_seconds);
+  // One frame in device memory of the session's device (RGBA or YUV), queued
+  // on `stream` (a cudaStream_t) with no host synchronization. Throws stylepipe::Error.
+  void run_device(const InputFrame& input, const stylepipe::Image& output, void* stream,
                   std::optional<double> time_seconds);
 
   // The next frame is a first frame (a flush, a new segment).
@@ -79,7 +88,8 @@ class Engine {
 
  private:
   stylepipe::Chain make_chain(std::shared_ptr<stylepipe::Session> session) const;
-  const stylepipe::Image& as_rgba(const stylepipe::Image& input, Layout layout);
+  InputFrame without_bgrx(const InputFrame& input);  // BGRx as RGBA (a host copy); others as they are
+  void count(const InputFrame& input, bool on_device, bool staged);
 
   EngineOptions options_;
   std::shared_ptr<stylepipe::Session> session_;
@@ -103,9 +113,9 @@ class HostStaging {
   ~HostStaging();
   HostStaging(const HostStaging&) = delete;
   HostStaging& operator=(const HostStaging&) = delete;
-  // input (host) -> pinned -> device -> chain -> device -> pinned -> output (host);
-  // returns once `output` is written.
-  void run(stylepipe::Chain& chain, const stylepipe::Image& input, const stylepipe::Image& output,
+  // input (host, RGBA or YUV) -> pinned -> device -> chain -> device ->
+  // pinned -> output (host); returns once `output` is written.
+  void run(stylepipe::Chain& chain, const InputFrame& input, const stylepipe::Image& output,
            const stylepipe::RunOptions& options);
 
  private:

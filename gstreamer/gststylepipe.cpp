@@ -4,13 +4,15 @@
 // - The config (`config` file or inline `pipeline`) is read when the element
 //   goes from NULL to READY: its errors fail that state change with
 //   GST_ELEMENT_ERROR, whose text has the config's file:line:col.
-// - System memory: RGBA or BGRx in (BGRx is turned into RGBA first, one host
-//   copy), RGBA out; the input is read at its own row stride (GstVideoMeta),
-//   never copied for RGBA on the CPU. On the CUDA backend each frame is staged
-//   through pinned memory to the GPU and back. The output size is the chain's
-//   (Chain::output_size: xbr scales).
-// - CUDA memory (`video/x-raw(memory:CUDAMemory)`, RGBA in and out; CUDA
-//   builds with gstreamer-cuda-1.0, the CUDA backend): the chain reads and
+// - System memory: RGBA, NV12, I420 or BGRx in (BGRx is turned into RGBA
+//   first, one host copy; NV12 and I420 are converted by the chain, with the
+//   caps' colour matrix and range), RGBA out; the input is read at its own
+//   row strides (GstVideoMeta), never copied on the CPU. On the CUDA backend
+//   each frame is staged through pinned memory to the GPU and back (YUV as it
+//   is, 1.5 bytes a pixel). The output size is the chain's (Chain::output_size).
+// - CUDA memory (`video/x-raw(memory:CUDAMemory)`, RGBA, NV12 or I420 in
+//   (nvh264dec's NV12 as it decodes it), RGBA out; CUDA builds with
+//   gstreamer-cuda-1.0, the CUDA backend): the chain reads and
 //   writes the frames where they are, on the context the element shares with
 //   its neighbours (gstreamer/cuda_memory.h), and finishes before it pushes.
 // - The transform is synchronous: a frame leaves before the next comes in, so
@@ -48,14 +50,21 @@ enum {
 
 constexpr int kDefaultDeviceId = -1;
 
-#define STYLEPIPE_SYSTEM_SINK_CAPS GST_VIDEO_CAPS_MAKE("{ RGBA, BGRx }")
+// The formats each side takes, in order of preference: RGBA goes straight
+// into the chain; NV12 and I420 (decoders' output) are converted by the chain
+// where they are; BGRx (ximagesrc) costs a host copy.
+constexpr const char* kSystemSinkFormats[] = {"RGBA", "NV12", "I420", "BGRx"};
+constexpr const char* kCudaSinkFormats[] = {"RGBA", "NV12", "I420"};
+#define STYLEPIPE_SYSTEM_SINK_CAPS GST_VIDEO_CAPS_MAKE("{ RGBA, NV12, I420, BGRx }")
+#define STYLEPIPE_CUDA_SINK_CAPS GST_VIDEO_CAPS_MAKE_WITH_FEATURES("memory:CUDAMemory", "{ RGBA, NV12, I420 }")
 #define STYLEPIPE_SYSTEM_SRC_CAPS GST_VIDEO_CAPS_MAKE("RGBA")
-#define STYLEPIPE_CUDA_CAPS GST_VIDEO_CAPS_MAKE_WITH_FEATURES("memory:CUDAMemory", "RGBA")
+#define STYLEPIPE_CUDA_SRC_CAPS GST_VIDEO_CAPS_MAKE_WITH_FEATURES("memory:CUDAMemory", "RGBA")
 
 // CUDA memory first where the build has it, then system memory.
-GstPadTemplate* pad_template(const char* name, GstPadDirection direction, const char* system_caps) {
+GstPadTemplate* pad_template(const char* name, GstPadDirection direction, const char* cuda_caps,
+                             const char* system_caps) {
   const std::string text =
-      spgst::cuda_memory_built() ? std::string(STYLEPIPE_CUDA_CAPS) + "; " + system_caps : std::string(system_caps);
+      spgst::cuda_memory_built() ? std::string(cuda_caps) + "; " + system_caps : std::string(system_caps);
   GstCaps* caps = gst_caps_from_string(text.c_str());
   GstPadTemplate* templ = gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps);
   gst_caps_unref(caps);
@@ -85,6 +94,7 @@ struct Private {
   // The negotiated caps (streaming thread).
   GstVideoInfo in_info{}, out_info{};
   spgst::Layout layout = spgst::Layout::rgba;
+  stylepipe::YuvImage yuv;  // for Layout::yuv: format and colour (planes set per frame)
   bool cuda_caps = false;        // memory:CUDAMemory on both pads
   uint64_t staged_cuda_frames = 0;  // CUDA memory of another context, staged through host memory
 };
@@ -218,7 +228,8 @@ GstStructure* stats_of(GstStylepipe* self) {
       engine->stage_list().c_str(), "memory", G_TYPE_STRING, cuda_caps ? "CUDAMemory" : "system", "cuda-context",
       G_TYPE_STRING, cuda ? cuda->describe().c_str() : "", "frames", G_TYPE_UINT64, guint64(s.frames),
       "device-frames", G_TYPE_UINT64, guint64(s.device_frames), "resets", G_TYPE_UINT64, guint64(s.resets),
-      "converted-frames", G_TYPE_UINT64, guint64(s.converted_frames), "uploads", G_TYPE_UINT64, guint64(s.uploads),
+      "converted-frames", G_TYPE_UINT64, guint64(s.converted_frames), "yuv-frames", G_TYPE_UINT64,
+      guint64(s.yuv_frames), "uploads", G_TYPE_UINT64, guint64(s.uploads),
       "downloads", G_TYPE_UINT64, guint64(s.downloads), "staged-cuda-frames", G_TYPE_UINT64, staged, nullptr);
 }
 
@@ -228,6 +239,54 @@ std::optional<double> stream_seconds(GstBaseTransform* trans, GstBuffer* buffer)
   const guint64 stream_time = gst_segment_to_stream_time(&trans->segment, GST_FORMAT_TIME, pts);
   if (!GST_CLOCK_TIME_IS_VALID(stream_time)) return std::nullopt;
   return double(stream_time) / double(GST_SECOND);
+}
+
+template <size_t N>
+void set_formats(GstStructure* s, const char* const (&names)[N]) {
+  GValue formats = G_VALUE_INIT, format = G_VALUE_INIT;
+  gst_value_list_init(&formats, N);
+  g_value_init(&format, G_TYPE_STRING);
+  for (const char* name : names) {
+    g_value_set_string(&format, name);
+    gst_value_list_append_value(&formats, &format);
+  }
+  gst_structure_set_value(s, "format", &formats);
+  g_value_unset(&format);
+  g_value_unset(&formats);
+}
+
+// A YUV input's format and colour from its caps; false (and why) for a
+// matrix the conversion does not have. As `stylepipe run`: SMPTE 240M is
+// read as BT.709 (they differ in the fourth decimal), FCC as BT.601.
+bool yuv_of(const GstVideoInfo& info, stylepipe::YuvImage* yuv, std::string* why) {
+  yuv->format = GST_VIDEO_INFO_FORMAT(&info) == GST_VIDEO_FORMAT_NV12 ? stylepipe::YuvFormat::nv12
+                                                                       : stylepipe::YuvFormat::i420;
+  const GstVideoColorimetry& c = info.colorimetry;
+  switch (c.matrix) {
+    case GST_VIDEO_COLOR_MATRIX_BT601:
+    case GST_VIDEO_COLOR_MATRIX_FCC:
+      yuv->matrix = stylepipe::YuvMatrix::bt601;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_BT709:
+    case GST_VIDEO_COLOR_MATRIX_SMPTE240M:
+      yuv->matrix = stylepipe::YuvMatrix::bt709;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_BT2020:
+      yuv->matrix = stylepipe::YuvMatrix::bt2020;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_UNKNOWN:  // as an untagged video: by its height
+      yuv->matrix = GST_VIDEO_INFO_HEIGHT(&info) <= 576 ? stylepipe::YuvMatrix::bt601 : stylepipe::YuvMatrix::bt709;
+      break;
+    default:
+      *why = std::string("no YUV conversion for the colour matrix of ") + gst_video_colorimetry_to_string(&c);
+      return false;
+  }
+  yuv->range = c.range == GST_VIDEO_COLOR_RANGE_0_255 ? stylepipe::YuvRange::full : stylepipe::YuvRange::limited;
+  return true;
+}
+
+const char* matrix_name(stylepipe::YuvMatrix m) {
+  return m == stylepipe::YuvMatrix::bt601 ? "BT.601" : m == stylepipe::YuvMatrix::bt709 ? "BT.709" : "BT.2020";
 }
 
 // The other side's size for one caps structure: exact where `width` and
@@ -266,19 +325,12 @@ static GstCaps* gst_stylepipe_transform_caps(GstBaseTransform* trans, GstPadDire
     if (cuda_structure && !cuda_memory) continue;
     GstStructure* s = gst_structure_copy(gst_caps_get_structure(caps, i));
     GstCapsFeatures* features = gst_caps_features_copy(gst_caps_get_features(caps, i));
-    if (direction == GST_PAD_SINK || cuda_structure) {
+    if (direction == GST_PAD_SINK) {
       gst_structure_set(s, "format", G_TYPE_STRING, "RGBA", nullptr);
+    } else if (cuda_structure) {
+      set_formats(s, kCudaSinkFormats);
     } else {
-      GValue formats = G_VALUE_INIT, format = G_VALUE_INIT;
-      gst_value_list_init(&formats, 2);
-      g_value_init(&format, G_TYPE_STRING);
-      for (const char* name : {"RGBA", "BGRx"}) {
-        g_value_set_string(&format, name);
-        gst_value_list_append_value(&formats, &format);
-      }
-      gst_structure_set_value(s, "format", &formats);
-      g_value_unset(&format);
-      g_value_unset(&formats);
+      set_formats(s, kSystemSinkFormats);
     }
     gst_structure_remove_fields(s, "colorimetry", "chroma-site", nullptr);
     if (!map_size(self, direction, s)) {
@@ -356,14 +408,27 @@ static gboolean gst_stylepipe_set_caps(GstBaseTransform* trans, GstCaps* incaps,
     GST_WARNING_OBJECT(self, "CUDA memory on one side only, or without CUDA memory support");
     return FALSE;
   }
-  if (cuda_caps && GST_VIDEO_INFO_FORMAT(&in) != GST_VIDEO_FORMAT_RGBA) return FALSE;
+  std::string yuv_note;
   switch (GST_VIDEO_INFO_FORMAT(&in)) {
     case GST_VIDEO_FORMAT_RGBA:
       p.layout = spgst::Layout::rgba;
       break;
     case GST_VIDEO_FORMAT_BGRx:
+      if (cuda_caps) return FALSE;
       p.layout = spgst::Layout::bgrx;
       break;
+    case GST_VIDEO_FORMAT_NV12:
+    case GST_VIDEO_FORMAT_I420: {
+      std::string why;
+      if (!yuv_of(in, &p.yuv, &why)) {
+        GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("stylepipe: %s", why.c_str()), ("caps %" GST_PTR_FORMAT, incaps));
+        return FALSE;
+      }
+      p.layout = spgst::Layout::yuv;
+      yuv_note = std::string(" (") + matrix_name(p.yuv.matrix) +
+                 (p.yuv.range == stylepipe::YuvRange::full ? ", full range)" : ", limited range)");
+      break;
+    }
     default:
       return FALSE;
   }
@@ -372,8 +437,8 @@ static gboolean gst_stylepipe_set_caps(GstBaseTransform* trans, GstCaps* incaps,
   GST_OBJECT_LOCK(self);
   p.cuda_caps = cuda_caps;
   GST_OBJECT_UNLOCK(self);
-  GST_INFO_OBJECT(self, "%s %dx%d -> RGBA %dx%d on %s, %s", gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&in)),
-                  GST_VIDEO_INFO_WIDTH(&in), GST_VIDEO_INFO_HEIGHT(&in), GST_VIDEO_INFO_WIDTH(&out),
+  GST_INFO_OBJECT(self, "%s%s %dx%d -> RGBA %dx%d on %s, %s", gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&in)),
+                  yuv_note.c_str(), GST_VIDEO_INFO_WIDTH(&in), GST_VIDEO_INFO_HEIGHT(&in), GST_VIDEO_INFO_WIDTH(&out),
                   GST_VIDEO_INFO_HEIGHT(&out), engine->device_name().c_str(),
                   cuda_caps ? "CUDA memory in place" : "system memory");
   return TRUE;
@@ -511,8 +576,20 @@ static GstFlowReturn gst_stylepipe_transform(GstBaseTransform* trans, GstBuffer*
     return GST_FLOW_ERROR;
   }
   // Both frames at their own strides: the chain reads and writes them in place.
-  const stylepipe::Image input{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&in, 0)), GST_VIDEO_FRAME_WIDTH(&in),
-                               GST_VIDEO_FRAME_HEIGHT(&in), size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&in, 0))};
+  spgst::InputFrame input;
+  input.layout = p.layout;
+  if (p.layout == spgst::Layout::yuv) {
+    input.yuv = p.yuv;
+    input.yuv.width = GST_VIDEO_FRAME_WIDTH(&in);
+    input.yuv.height = GST_VIDEO_FRAME_HEIGHT(&in);
+    for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&in) && i < 3; ++i) {
+      input.yuv.planes[i] = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&in, i));
+      input.yuv.pitches[i] = size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&in, i));
+    }
+  } else {
+    input.packed = {static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&in, 0)), GST_VIDEO_FRAME_WIDTH(&in),
+                    GST_VIDEO_FRAME_HEIGHT(&in), size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&in, 0))};
+  }
   const stylepipe::Image output{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&out, 0)),
                                 GST_VIDEO_FRAME_WIDTH(&out), GST_VIDEO_FRAME_HEIGHT(&out),
                                 size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0))};
@@ -522,7 +599,7 @@ static GstFlowReturn gst_stylepipe_transform(GstBaseTransform* trans, GstBuffer*
       engine->run_device(input, output, cuda->stream(), stream_seconds(trans, inbuf));
       cuda->finish();
     } else {
-      engine->run_host(input, p.layout, output, stream_seconds(trans, inbuf));
+      engine->run_host(input, output, stream_seconds(trans, inbuf));
     }
   } catch (const std::exception& e) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("stylepipe: %s", e.what()), (nullptr));
@@ -741,7 +818,8 @@ static void gst_stylepipe_class_init(GstStylepipeClass* klass) {
       g_param_spec_boxed("stats", "Statistics",
                          "What the element has done: device, stages, memory (CUDAMemory or system), "
                          "cuda-context, frames, device-frames (run in place in CUDA memory), resets (flushes, new "
-                         "segments), converted-frames (BGRx turned into RGBA), uploads and downloads (frames "
+                         "segments), converted-frames (BGRx turned into RGBA, a host copy each), yuv-frames (NV12 or "
+                         "I420 frames, converted by the chain where they are), uploads and downloads (frames "
                          "staged through pinned memory to the GPU and back), staged-cuda-frames (CUDA memory of "
                          "another context, staged through host memory)",
                          GST_TYPE_STRUCTURE, GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
@@ -750,8 +828,10 @@ static void gst_stylepipe_class_init(GstStylepipeClass* klass) {
       element_class, "stylepipe", "Filter/Effect/Video",
       "Runs a stylepipe chain (pencil, xbr, halftone, ...) on every frame, on CUDA or the CPU",
       "the stylepipe authors");
-  gst_element_class_add_pad_template(element_class, pad_template("sink", GST_PAD_SINK, STYLEPIPE_SYSTEM_SINK_CAPS));
-  gst_element_class_add_pad_template(element_class, pad_template("src", GST_PAD_SRC, STYLEPIPE_SYSTEM_SRC_CAPS));
+  gst_element_class_add_pad_template(
+      element_class, pad_template("sink", GST_PAD_SINK, STYLEPIPE_CUDA_SINK_CAPS, STYLEPIPE_SYSTEM_SINK_CAPS));
+  gst_element_class_add_pad_template(
+      element_class, pad_template("src", GST_PAD_SRC, STYLEPIPE_CUDA_SRC_CAPS, STYLEPIPE_SYSTEM_SRC_CAPS));
   element_class->change_state = gst_stylepipe_change_state;
   element_class->set_context = gst_stylepipe_set_context;
 

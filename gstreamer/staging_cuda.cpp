@@ -20,32 +20,43 @@ void check(cudaError_t status, const char* what) {
                                  std::string("stylepipe element: ") + what + ": " + cudaGetErrorString(status));
 }
 
-// A pinned host buffer and a pitched device image of one size.
+// A pinned host buffer and a device buffer of as many bytes, rows tight on both.
 struct Staged {
-  int width = 0, height = 0;
-  uint8_t* host = nullptr;  // rows of 4 * width bytes
+  size_t bytes = 0;
+  uint8_t* host = nullptr;
   uint8_t* device = nullptr;
-  size_t device_pitch = 0;
 
-  void ensure(int w, int h) {
-    if (w == width && h == height) return;
+  void ensure(size_t n) {
+    if (n == bytes) return;
     release();
-    check(cudaMallocHost(&host, size_t(w) * 4 * size_t(h)), "cudaMallocHost");
-    void* d = nullptr;
-    check(cudaMallocPitch(&d, &device_pitch, size_t(w) * 4, size_t(h)), "cudaMallocPitch");
-    device = static_cast<uint8_t*>(d);
-    width = w;
-    height = h;
+    check(cudaMallocHost(&host, n), "cudaMallocHost");
+    check(cudaMalloc(&device, n), "cudaMalloc");
+    bytes = n;
   }
   void release() {
     if (host) cudaFreeHost(host);
     if (device) cudaFree(device);
     host = device = nullptr;
-    width = height = 0;
+    bytes = 0;
   }
-  stylepipe::Image device_image() const { return {device, width, height, device_pitch}; }
-  size_t host_pitch() const { return size_t(width) * 4; }
 };
+
+// The planes of a YUV 4:2:0 picture: bytes a row and rows.
+struct PlaneShape {
+  size_t row_bytes;
+  int rows;
+};
+int plane_shapes(const stylepipe::YuvImage& image, PlaneShape shapes[3]) {
+  const size_t chroma_width = size_t(image.width + 1) / 2;
+  const int chroma_rows = (image.height + 1) / 2;
+  shapes[0] = {size_t(image.width), image.height};
+  if (image.format == stylepipe::YuvFormat::nv12) {
+    shapes[1] = {2 * chroma_width, chroma_rows};
+    return 2;
+  }
+  shapes[1] = shapes[2] = {chroma_width, chroma_rows};
+  return 3;
+}
 
 void copy_rows(uint8_t* to, size_t to_pitch, const uint8_t* from, size_t from_pitch, size_t row_bytes, int rows) {
   if (to_pitch == row_bytes && from_pitch == row_bytes) {
@@ -61,6 +72,34 @@ struct HostStaging::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
   Staged in, out;
+
+  // The input, packed into `in`'s pinned rows and uploaded: its device twin.
+  InputFrame upload(const InputFrame& input) {
+    InputFrame on_device = input;
+    if (input.layout == Layout::yuv) {
+      PlaneShape shapes[3];
+      const int planes = plane_shapes(input.yuv, shapes);
+      size_t total = 0;
+      for (int i = 0; i < planes; ++i) total += shapes[i].row_bytes * size_t(shapes[i].rows);
+      in.ensure(total);
+      size_t offset = 0;
+      for (int i = 0; i < planes; ++i) {
+        copy_rows(in.host + offset, shapes[i].row_bytes, input.yuv.planes[i], input.yuv.pitches[i], shapes[i].row_bytes,
+                  shapes[i].rows);
+        on_device.yuv.planes[i] = in.device + offset;
+        on_device.yuv.pitches[i] = shapes[i].row_bytes;
+        offset += shapes[i].row_bytes * size_t(shapes[i].rows);
+      }
+    } else {
+      const stylepipe::Image& rgba = input.packed;
+      const size_t row = size_t(rgba.width) * 4;
+      in.ensure(row * size_t(rgba.height));
+      copy_rows(in.host, row, rgba.data, rgba.pitch, row, rgba.height);
+      on_device.packed = {in.device, rgba.width, rgba.height, row};
+    }
+    check(cudaMemcpyAsync(in.device, in.host, in.bytes, cudaMemcpyHostToDevice, stream), "upload");
+    return on_device;
+  }
 };
 
 HostStaging::HostStaging(int device) : impl_(std::make_unique<Impl>()) {
@@ -79,25 +118,23 @@ HostStaging::~HostStaging() {
   impl_->out.release();
 }
 
-void HostStaging::run(stylepipe::Chain& chain, const stylepipe::Image& input, const stylepipe::Image& output,
+void HostStaging::run(stylepipe::Chain& chain, const InputFrame& input, const stylepipe::Image& output,
                       const stylepipe::RunOptions& options) {
   Impl& s = *impl_;
   check(cudaSetDevice(s.device), "cudaSetDevice");
-  s.in.ensure(input.width, input.height);
-  s.out.ensure(output.width, output.height);
-  const size_t in_row = size_t(input.width) * 4, out_row = size_t(output.width) * 4;
-  copy_rows(s.in.host, s.in.host_pitch(), input.data, input.pitch, in_row, input.height);
-  check(cudaMemcpy2DAsync(s.in.device, s.in.device_pitch, s.in.host, s.in.host_pitch(), in_row, size_t(input.height),
-                          cudaMemcpyHostToDevice, s.stream),
-        "upload");
+  const InputFrame on_device = s.upload(input);
+  const size_t out_row = size_t(output.width) * 4;
+  s.out.ensure(out_row * size_t(output.height));
+  const stylepipe::Image device_output{s.out.device, output.width, output.height, out_row};
   stylepipe::RunOptions on_stream = options;
   on_stream.cuda_stream = s.stream;
-  chain.run(s.in.device_image(), s.out.device_image(), on_stream);
-  check(cudaMemcpy2DAsync(s.out.host, s.out.host_pitch(), s.out.device, s.out.device_pitch, out_row,
-                          size_t(output.height), cudaMemcpyDeviceToHost, s.stream),
-        "download");
+  if (on_device.layout == Layout::yuv)
+    chain.run(on_device.yuv, device_output, on_stream);
+  else
+    chain.run(on_device.packed, device_output, on_stream);
+  check(cudaMemcpyAsync(s.out.host, s.out.device, s.out.bytes, cudaMemcpyDeviceToHost, s.stream), "download");
   check(cudaStreamSynchronize(s.stream), "the chain's work");
-  copy_rows(output.data, output.pitch, s.out.host, s.out.host_pitch(), out_row, output.height);
+  copy_rows(output.data, output.pitch, s.out.host, out_row, out_row, output.height);
 }
 
 }  // namespace spgst

@@ -10,7 +10,6 @@ HostStaging::HostStaging(int) {
   throw stylepipe::DeviceError(stylepipe::ExitCode::unavailable, "this build of stylepipe has no CUDA backend");
 }
 HostStaging::~HostStaging() = default;
-void HostStaging::run(stylepipe::Chain&, const stylepipe::Image&, const stylepipe::Image&,
-                      const stylepipe::RunOptions&) {}
+void HostStaging::run(stylepipe::Chain&, const InputFrame&, const stylepipe::Image&, const stylepipe::RunOptions&) {}
 
 }  // namespace spgst

@@ -120,24 +120,20 @@ std::string quote(const std::string& s) {
   return out + "'";
 }
 
-// `stylepipe run` of raw RGBA frames to raw RGBA frames on the CPU: the oracle.
-std::vector<std::vector<uint8_t>> cli_output(const std::string& config_text, const std::vector<Picture>& frames,
-                                             int out_width, int out_height) {
+// `stylepipe run` of raw frames (`pix_fmt`, each frame's bytes one after the
+// other) to raw RGBA frames on the CPU: the oracle.
+std::vector<std::vector<uint8_t>> cli_output_of_raw(const std::string& config_text, const std::vector<uint8_t>& raw_frames,
+                                                    size_t frame_count, const char* pix_fmt, int width, int height,
+                                                    int out_width, int out_height) {
   const char* binary = std::getenv("STYLEPIPE_BINARY");
   if (!binary) ADD_FAILURE() << "STYLEPIPE_BINARY is not set";
   if (!binary) return {};
   TempDir dir;
-  const std::string config = dir.file("c.yaml"), in = dir.file("in.rgba"), out = dir.file("out.rgba");
+  const std::string config = dir.file("c.yaml"), in = dir.file("in.raw"), out = dir.file("out.rgba");
   std::ofstream(config) << config_text;
-  {
-    std::ofstream raw(in, std::ios::binary);
-    for (const Picture& f : frames) {
-      const std::vector<uint8_t> bytes = f.packed();
-      raw.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-    }
-  }
-  const std::string command = quote(binary) + " run " + quote(config) + " -f rawvideo --pix-fmt rgba --size " +
-                              std::to_string(frames[0].width) + "x" + std::to_string(frames[0].height) +
+  std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char*>(raw_frames.data()), std::streamsize(raw_frames.size()));
+  const std::string command = quote(binary) + " run " + quote(config) + " -f rawvideo --pix-fmt " + pix_fmt +
+                              " --size " + std::to_string(width) + "x" + std::to_string(height) +
                               " --rate 30 -i " + quote(in) +
                               " --backend cpu --progress none --codec rawvideo -f rawvideo --pix-fmt rgba -o " +
                               quote(out) + " 2>&1";
@@ -146,11 +142,22 @@ std::vector<std::vector<uint8_t>> cli_output(const std::string& config_text, con
   std::ifstream raw(out, std::ios::binary);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(raw)), std::istreambuf_iterator<char>());
   const size_t frame_bytes = size_t(out_width) * size_t(out_height) * 4;
-  EXPECT_EQ(bytes.size(), frame_bytes * frames.size());
+  EXPECT_EQ(bytes.size(), frame_bytes * frame_count);
   std::vector<std::vector<uint8_t>> result;
   for (size_t at = 0; at + frame_bytes <= bytes.size(); at += frame_bytes)
     result.emplace_back(bytes.begin() + std::ptrdiff_t(at), bytes.begin() + std::ptrdiff_t(at + frame_bytes));
   return result;
+}
+
+std::vector<std::vector<uint8_t>> cli_output(const std::string& config_text, const std::vector<Picture>& frames,
+                                             int out_width, int out_height) {
+  std::vector<uint8_t> raw;
+  for (const Picture& f : frames) {
+    const std::vector<uint8_t> bytes = f.packed();
+    raw.insert(raw.end(), bytes.begin(), bytes.end());
+  }
+  return cli_output_of_raw(config_text, raw, frames.size(), "rgba", frames[0].width, frames[0].height, out_width,
+                           out_height);
 }
 
 std::string caps_text(const char* format, int width, int height) {
@@ -299,6 +306,127 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ChainCase{"pencil_temporal", "pipeline:\n  - pencil: {color: true, temporal_smoothing: 0.8}\n", 1},
                       ChainCase{"xbr", "pipeline:\n  - xbr: {scale: 2}\n", 2}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// A YUV 4:2:0 frame (NV12 or I420) in one buffer, every plane's rows padded
+// by `padding` bytes of other values: photo-like luma, smooth chroma, noise.
+struct YuvPicture {
+  GstVideoFormat format;
+  int width, height;
+  size_t padding;
+  std::vector<uint8_t> bytes;
+  gsize offsets[GST_VIDEO_MAX_PLANES] = {};
+  gint strides[GST_VIDEO_MAX_PLANES] = {};
+  int planes = 0;
+
+  // Bytes a row and rows of plane i, without padding.
+  std::pair<size_t, int> shape(int i) const {
+    const size_t chroma_width = size_t(width + 1) / 2;
+    if (i == 0) return {size_t(width), height};
+    return {format == GST_VIDEO_FORMAT_NV12 ? 2 * chroma_width : chroma_width, (height + 1) / 2};
+  }
+  YuvPicture(GstVideoFormat f, const Picture& rgb, size_t pad) : format(f), width(rgb.width), height(rgb.height), padding(pad) {
+    planes = format == GST_VIDEO_FORMAT_NV12 ? 2 : 3;
+    size_t total = 0;
+    for (int i = 0; i < planes; ++i) {
+      offsets[i] = total;
+      strides[i] = gint(shape(i).first + padding);
+      total += size_t(strides[i]) * size_t(shape(i).second);
+    }
+    bytes.assign(total, 0xEE);
+    // Luma from the picture; chroma from its 2x2 blocks (any values would do:
+    // the CLI reads the same bytes).
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x) {
+        const uint8_t* px = rgb.row(y) + size_t(x) * 4;
+        bytes[offsets[0] + size_t(y) * size_t(strides[0]) + size_t(x)] = uint8_t(16 + (px[0] * 66 + px[1] * 129 + px[2] * 25) / 256);
+      }
+    for (int j = 0; j < shape(1).second; ++j)
+      for (int i = 0; i < (width + 1) / 2; ++i) {
+        const uint8_t* px = rgb.row(std::min(2 * j, height - 1)) + size_t(std::min(2 * i, width - 1)) * 4;
+        const uint8_t u = uint8_t(128 + (px[2] - px[1]) / 3), v = uint8_t(128 + (px[0] - px[1]) / 3);
+        if (format == GST_VIDEO_FORMAT_NV12) {
+          uint8_t* uv = bytes.data() + offsets[1] + size_t(j) * size_t(strides[1]) + 2 * size_t(i);
+          uv[0] = u, uv[1] = v;
+        } else {
+          bytes[offsets[1] + size_t(j) * size_t(strides[1]) + size_t(i)] = u;
+          bytes[offsets[2] + size_t(j) * size_t(strides[2]) + size_t(i)] = v;
+        }
+      }
+  }
+  // The planes without padding, as a raw file holds them.
+  std::vector<uint8_t> tight() const {
+    std::vector<uint8_t> out;
+    for (int i = 0; i < planes; ++i)
+      for (int y = 0; y < shape(i).second; ++y) {
+        const auto row = bytes.begin() + std::ptrdiff_t(offsets[i] + size_t(y) * size_t(strides[i]));
+        out.insert(out.end(), row, row + std::ptrdiff_t(shape(i).first));
+      }
+    return out;
+  }
+  GstBuffer* buffer(int index) const {
+    GstBuffer* b = gst_buffer_new_memdup(bytes.data(), bytes.size());
+    gst_buffer_add_video_meta_full(b, GST_VIDEO_FRAME_FLAG_NONE, format, guint(width), guint(height), guint(planes),
+                                   const_cast<gsize*>(offsets), const_cast<gint*>(strides));
+    GST_BUFFER_PTS(b) = gst_util_uint64_scale(guint64(index), GST_SECOND, 30);
+    GST_BUFFER_DURATION(b) = gst_util_uint64_scale(1, GST_SECOND, 30);
+    return b;
+  }
+};
+
+// NV12 and I420 frames with padded planes (as decoders give them): the CLI's
+// bytes for the same raw frames. The caps name the colour the CLI gives an
+// untagged video of that height (BT.601 up to 576 rows, BT.709 above), so
+// the element must follow the caps' colorimetry: with the other matrix named,
+// the frames differ.
+TEST(Element, YuvFramesGiveTheCliOutputWithTheCapsColour) {
+  std::mt19937_64 rng(seed() + 17);
+  const std::string config = "pipeline:\n  - pencil: {color: true, temporal_smoothing: 0.8}\n";
+  struct Case {
+    GstVideoFormat format;
+    int width, height;
+    const char *colorimetry, *other;
+  };
+  for (const Case c : {Case{GST_VIDEO_FORMAT_NV12, 61 + 2 * int(rng() % 30), 41 + 2 * int(rng() % 20), "bt601", "bt709"},
+                       Case{GST_VIDEO_FORMAT_I420, 37, 579, "bt709", "bt601"}}) {
+    const char* format = gst_video_format_to_string(c.format);
+    SCOPED_TRACE(testing::Message() << format << " " << c.width << "x" << c.height << " " << c.colorimetry);
+    std::vector<YuvPicture> frames;
+    std::vector<uint8_t> raw;
+    for (int i = 0; i < 4; ++i) {
+      frames.emplace_back(c.format, photo(c.width, c.height, rng), 1 + rng() % 40);
+      const std::vector<uint8_t> tight = frames.back().tight();
+      raw.insert(raw.end(), tight.begin(), tight.end());
+    }
+    const auto expected = cli_output_of_raw(config, raw, frames.size(), c.format == GST_VIDEO_FORMAT_NV12 ? "nv12" : "yuv420p",
+                                            c.width, c.height, c.width, c.height);
+    ASSERT_EQ(expected.size(), frames.size());
+    for (const char* colorimetry : {c.colorimetry, c.other}) {
+      GstHarness* h = stylepipe_harness(config);
+      gst_harness_set_src_caps_str(h, (caps_text(format, c.width, c.height) + ",colorimetry=" + colorimetry).c_str());
+      size_t differing = 0;
+      for (size_t i = 0; i < frames.size(); ++i) {
+        ASSERT_EQ(gst_harness_push(h, frames[i].buffer(int(i))), GST_FLOW_OK);
+        GstBuffer* result = gst_harness_pull(h);
+        ASSERT_NE(result, nullptr);
+        GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+        differing += differing_bytes(pixels_of(result, caps), expected[i]);
+        gst_caps_unref(caps);
+        gst_buffer_unref(result);
+      }
+      if (colorimetry == c.colorimetry)
+        EXPECT_EQ(differing, 0u) << "the CLI's colour";
+      else
+        EXPECT_GT(differing, 0u) << colorimetry << " gave " << c.colorimetry << "'s frames";
+      GstStructure* stats = nullptr;
+      g_object_get(gst_harness_find_element(h, "stylepipe"), "stats", &stats, nullptr);
+      guint64 yuv_frames = 0;
+      EXPECT_TRUE(gst_structure_get_uint64(stats, "yuv-frames", &yuv_frames));
+      EXPECT_EQ(yuv_frames, frames.size());
+      gst_structure_free(stats);
+      gst_harness_teardown(h);
+    }
+  }
+}
 
 const char* kTemporal = "pipeline:\n  - pencil: {color: true, temporal_smoothing: 0.8}\n";
 
