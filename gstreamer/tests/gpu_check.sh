@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The GStreamer element on a GPU machine, with the device kit's GStreamer 1.22
 # (.devkit/gst-kit.tar.xz beside the FFmpeg and headers kits):
-#   1. builds the plugin with CUDA (build-gpu/, CUDA memory path on), shows its caps;
+#   1. builds the plugin with CUDA for sm_90 (build-gpu/, CUDA memory path on), shows its caps;
 #   2. runs the plugin's CTest tests (CPU, label gstreamer);
 #   3. CUDA memory (cudaupload ! stylepipe ! cudadownload) and system memory
 #      staged through the GPU, each against `stylepipe run --backend cuda` on
 #      the same raw frames, byte for byte, with the element's stats (device
 #      frames, uploads, staged frames) and negotiated caps;
-#   4. NVDEC: nvh264dec ! cudaconvert ! stylepipe ! cudadownload on a 1080p
-#      H.264 clip: the caps and stats that show no host copy;
+#   4. NVDEC: nvh264dec's NV12 in CUDA memory straight into the element, on a
+#      1080p H.264 clip, against `stylepipe run --hwdec nvdec --backend cuda`
+#      frame for frame, byte for byte; the caps and stats that show no host copy;
 #   5. compute-sanitizer memcheck of the CUDA memory pipeline;
 #   6. benchmarks: the NVDEC pipeline (pencil, 1080p) against `stylepipe run`
 #      doing the same work; a live 60 fps 256x240 source through xbr 4x: the
@@ -32,11 +33,11 @@ root=$PWD
 gst() { (. "$kit/env.sh"; export GST_PLUGIN_PATH=$root/build-gpu/gstreamer; "$@"); }
 generator=(-G Ninja); command -v ninja >/dev/null || generator=()
 
-step "build (native architecture)"
+step "build (sm_90)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 # shellcheck disable=SC2154  # kit_cmake_args: set by scripts/devkit-env.sh
 PKG_CONFIG_PATH=$kit/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} cmake -S . -B build-gpu "${generator[@]}" \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native "${kit_cmake_args[@]}" >"$out/cmake.log" 2>&1 ||
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${kit_cmake_args[@]}" >"$out/cmake.log" 2>&1 ||
   { tail -30 "$out/cmake.log"; exit 1; }
 grep "GStreamer plugin" "$out/cmake.log"
 cmake --build build-gpu -j "$(nproc)" --target stylepipe gststylepipe test_gstreamer >"$out/build.log" 2>&1 ||
@@ -105,51 +106,77 @@ against_cli cuda_xbr_odd "$tmp/xbr2.yaml" 30 641x361 ball "$cuda_in" "$cuda_out"
 against_cli staged_pencil_odd "$tmp/pencil.yaml" 30 641x361 snow "" "" system
 against_cli staged_xbr_1080p "$tmp/xbr2.yaml" 30 1920x1080 smpte "" "" system
 
-step "NVDEC into the element's context: caps and stats"
+step "NVDEC: nvh264dec's NV12 in CUDA memory into the element, against stylepipe run (NVDEC, CUDA)"
 clip=$out/clip_1080p.mp4
-ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -frames:v 600 -c:v libx264 \
-  -pix_fmt yuv420p "$clip" || fail "ffmpeg: the test clip"
-nvdec_pipeline() {  # config frames-limit extra-env...
-  echo "filesrc location=$clip ! qtdemux ! h264parse ! nvh264dec ! cudaconvert !" \
-       "video/x-raw(memory:CUDAMemory),format=RGBA ! stylepipe config=$1 backend=cuda ! cudadownload ! fakesink"
+# Tagged BT.709 limited range, as cameras and phones tag HD video.
+ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -frames:v 45 -c:v libx264 \
+  -preset veryfast -pix_fmt yuv420p -colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range tv \
+  "$clip" || fail "ffmpeg: the test clip"
+nvdec_pipeline() {  # clip config [sink...]: decoder, element and download each on their own thread (queues)
+  local input=$1 config=$2
+  shift 2
+  echo "filesrc location=$input ! qtdemux ! h264parse ! nvh264dec ! video/x-raw(memory:CUDAMemory),format=NV12 !" \
+       "queue ! stylepipe config=$config backend=cuda ! queue ! cudadownload ! ${*:-fakesink}"
 }
 # shellcheck disable=SC2046
-gst env GST_DEBUG=stylepipe:5 gst-launch-1.0 -v $(nvdec_pipeline configs/pencil.yaml) >"$out/nvdec.log" 2>&1 ||
-  fail "the NVDEC pipeline (cudaconvert needs NVRTC: see nvdec.log)"
+gst env GST_DEBUG=stylepipe:5 gst-launch-1.0 -v $(nvdec_pipeline "$clip" configs/pencil.yaml \
+  video/x-raw,format=RGBA ! filesink location="$tmp/gst.rgba") >"$out/nvdec.log" 2>&1 || fail "the NVDEC pipeline"
+build-gpu/stylepipe run configs/pencil.yaml -i "$clip" --backend cuda --hwdec nvdec --progress none \
+  --codec rawvideo -f rawvideo --pix-fmt rgba -o "$tmp/cli.rgba" --overwrite >"$out/nvdec_cli.log" 2>&1 ||
+  fail "stylepipe run --hwdec nvdec"
 stats=$(stats_of "$out/nvdec.log")
 echo "nvdec: $stats"
 caps_of "$out/nvdec.log"
-grep -m3 -E "CUDA context query|proposed|CUDA memory on" "$out/nvdec.log" | sed 's/.*stylepipe0> /  /'
-[ "$(field "$stats" device-frames)" = 600 ] && [ "$(field "$stats" uploads)" = 0 ] &&
-  [ "$(field "$stats" staged-cuda-frames)" = 0 ] && echo "ok: 600 frames in place, no upload, download or staging" ||
-  fail "NVDEC: frames were copied (stats above)"
+grep -m4 -E "CUDA context query|proposed|CUDA memory on|NV12" "$out/nvdec.log" | sed 's/.*stylepipe0> /  /' | cut -c1-200
+[ "$(field "$stats" device-frames)" = 45 ] && [ "$(field "$stats" yuv-frames)" = 45 ] &&
+  [ "$(field "$stats" uploads)" = 0 ] && [ "$(field "$stats" staged-cuda-frames)" = 0 ] &&
+  echo "ok: 45 NV12 frames converted and stylized in place: no upload, download or staging" ||
+  fail "NVDEC: frames were copied, or not NV12 (stats above)"
+if cmp -s "$tmp/gst.rgba" "$tmp/cli.rgba" && [ -s "$tmp/cli.rgba" ]; then
+  echo "ok: 45 frames of 1920x1080 equal stylepipe run --hwdec nvdec --backend cuda byte for byte"
+else
+  fail "NVDEC: the element's frames differ from the CLI's: $(cmp -l "$tmp/gst.rgba" "$tmp/cli.rgba" 2>/dev/null | wc -l) bytes, sizes $(stat -c %s "$tmp/gst.rgba" "$tmp/cli.rgba" | tr '\n' ' ')"
+fi
+rm -f "$tmp"/*.rgba
 
 step "compute-sanitizer memcheck (CUDA memory pipeline)"
 gst compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q videotestsrc num-buffers=8 pattern=snow ! \
   video/x-raw,format=RGBA,width=321,height=241 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! \
   stylepipe config="$tmp/pencil.yaml" backend=cuda ! cudadownload ! fakesink >"$out/memcheck.log" 2>&1
-echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+echo "memcheck (system memory uploaded to CUDA memory) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+# shellcheck disable=SC2046
+gst compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q $(nvdec_pipeline "$clip" "$tmp/pencil.yaml") \
+  >"$out/memcheck_nvdec.log" 2>&1
+echo "memcheck (NVDEC's NV12) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck_nvdec.log" | tail -1)"
 
 step "benchmark: NVDEC -> stylepipe (pencil) -> cudadownload -> fakesink, 1080p, against stylepipe run"
+# 1,800 frames of the 1080p60 bench clip (.devkit/bench_part_1080p60.mp4, 600 frames, three times over).
+bench_clip=$out/bench_1800.mp4
+ffmpeg -hide_banner -loglevel error -y -stream_loop 2 -i .devkit/bench_part_1080p60.mp4 -an -c copy "$bench_clip" ||
+  fail "ffmpeg: the bench clip"
+frames=$(ffprobe -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$bench_clip")
 seconds() { sed -n 's/.*Execution ended after \([0-9]*\):\([0-9]*\):\([0-9.]*\).*/\1 \2 \3/p' "$1" |
             awk '{printf "%.3f", $1 * 3600 + $2 * 60 + $3}'; }
-for run in 1 2; do
+for run in 1 2 3; do
   # shellcheck disable=SC2046
-  gst gst-launch-1.0 $(nvdec_pipeline configs/bench/pencil.yaml) >"$out/bench_gst_$run.log" 2>&1
-  # The decode and conversion alone, for reference.
-  gst gst-launch-1.0 filesrc location="$clip" ! qtdemux ! h264parse ! nvh264dec ! cudaconvert ! \
-    "video/x-raw(memory:CUDAMemory),format=RGBA" ! cudadownload ! fakesink >"$out/bench_gst_decode_$run.log" 2>&1
+  gst gst-launch-1.0 $(nvdec_pipeline "$bench_clip" configs/bench/pencil.yaml) >"$out/bench_gst_$run.log" 2>&1 ||
+    fail "the bench pipeline"
+  # The decode and download alone, for reference (NV12: less to download than RGBA).
+  gst gst-launch-1.0 filesrc location="$bench_clip" ! qtdemux ! h264parse ! nvh264dec ! \
+    "video/x-raw(memory:CUDAMemory),format=NV12" ! queue ! cudadownload ! fakesink >"$out/bench_gst_decode_$run.log" 2>&1
   t0=$(date +%s.%N)
-  build-gpu/stylepipe run configs/bench/pencil.yaml -i "$clip" --backend cuda --hwdec nvdec --progress none \
-    --codec rawvideo -f rawvideo -o /dev/null --overwrite --stats-json "$out/bench_cli_$run.json" \
+  build-gpu/stylepipe run configs/bench/pencil.yaml -i "$bench_clip" --backend cuda --hwdec nvdec --progress none \
+    --codec rawvideo -f rawvideo --pix-fmt rgba -o /dev/null --overwrite --stats-json "$out/bench_cli_$run.json" \
     >"$out/bench_cli_$run.log" 2>&1 || fail "stylepipe run (bench)"
   t1=$(date +%s.%N)
   g=$(seconds "$out/bench_gst_$run.log") dec=$(seconds "$out/bench_gst_decode_$run.log")
-  awk -v g="$g" -v d="$dec" -v c="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN {
-    printf "run %d: element %.1f fps (%.3f s), decode+convert only %.1f fps, stylepipe run %.1f fps (%.3f s, with start-up): ratio %.2f\n",
-      '"$run"', 600 / g, g, 600 / d, 600 / c, c, (600 / g) / (600 / c) }'
+  cli_fps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fps"])' "$out/bench_cli_$run.json" 2>/dev/null || echo 0)
+  awk -v n="$frames" -v g="$g" -v d="$dec" -v f="$cli_fps" -v c="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN {
+    printf "run %d: element %.1f fps (%.3f s playing), decode+download only %.1f fps; stylepipe run %.1f fps (stats), %.1f fps with start-up (%.3f s): element / run %.2f\n",
+      '"$run"', n / g, g, n / d, f, n / c, c, (n / g) / f }'
 done
-grep -h -o '"fps"[^,]*' "$out"/bench_cli_*.json 2>/dev/null | sed 's/^/  stylepipe run stats: /'
+stats=$(stats_of "$out/bench_gst_3.log")
+echo "bench: $stats"
 
 step "live: videotestsrc is-live 60 fps 256x240 -> stylepipe (xbr 4x) -> fakesink sync, 30 s"
 gst env GST_TRACERS="latency(flags=element)" GST_DEBUG="GST_TRACER:7,stylepipe:4" gst-launch-1.0 \
