@@ -31,6 +31,7 @@
 
 #include "gstreamer/cuda_memory.h"
 #include "gstreamer/engine.h"
+#include "gstreamer/latency.h"
 #include "stylepipe/errors.h"
 #include "stylepipe/session.h"
 
@@ -97,6 +98,7 @@ struct Private {
   stylepipe::YuvImage yuv;  // for Layout::yuv: format and colour (planes set per frame)
   bool cuda_caps = false;        // memory:CUDAMemory on both pads
   uint64_t staged_cuda_frames = 0;  // CUDA memory of another context, staged through host memory
+  spgst::LatencySamples latency;     // sink pad to src pad, since READY
 };
 
 }  // namespace
@@ -197,6 +199,7 @@ gboolean open_engine(GstStylepipe* self) {
       }
     }
   }
+  p.latency.clear();
   std::lock_guard lock(p.engine_mutex);
   p.engine = std::move(engine);
   p.cuda = std::move(cuda);
@@ -223,7 +226,8 @@ GstStructure* stats_of(GstStylepipe* self) {
   const guint64 staged = self->priv->staged_cuda_frames;
   GST_OBJECT_UNLOCK(self);
   std::shared_ptr<spgst::CudaMemory> cuda = cuda_of(self);
-  return gst_structure_new(
+  const spgst::LatencySamples::Summary latency = self->priv->latency.summary();
+  GstStructure* stats = gst_structure_new(
       "stylepipe-stats", "device", G_TYPE_STRING, engine->device_name().c_str(), "stages", G_TYPE_STRING,
       engine->stage_list().c_str(), "memory", G_TYPE_STRING, cuda_caps ? "CUDAMemory" : "system", "cuda-context",
       G_TYPE_STRING, cuda ? cuda->describe().c_str() : "", "frames", G_TYPE_UINT64, guint64(s.frames),
@@ -231,6 +235,10 @@ GstStructure* stats_of(GstStylepipe* self) {
       "converted-frames", G_TYPE_UINT64, guint64(s.converted_frames), "yuv-frames", G_TYPE_UINT64,
       guint64(s.yuv_frames), "uploads", G_TYPE_UINT64, guint64(s.uploads),
       "downloads", G_TYPE_UINT64, guint64(s.downloads), "staged-cuda-frames", G_TYPE_UINT64, staged, nullptr);
+  gst_structure_set(stats, "latency-frames", G_TYPE_UINT64, guint64(latency.frames), "latency-p50-us", G_TYPE_UINT64,
+                    guint64(latency.p50_us), "latency-p99-us", G_TYPE_UINT64, guint64(latency.p99_us),
+                    "latency-max-us", G_TYPE_UINT64, guint64(latency.max_us), nullptr);
+  return stats;
 }
 
 std::optional<double> stream_seconds(GstBaseTransform* trans, GstBuffer* buffer) {
@@ -776,6 +784,19 @@ static void gst_stylepipe_init(GstStylepipe* self) {
   gst_video_info_init(&self->priv->out_info);
   // Late frames are dropped before the chain sees them (live pipelines).
   gst_base_transform_set_qos_enabled(GST_BASE_TRANSFORM(self), TRUE);
+  // The time each frame spends in the element, for the stats (LatencySamples).
+  gst_pad_add_probe(GST_BASE_TRANSFORM_SINK_PAD(self), GST_PAD_PROBE_TYPE_BUFFER,
+                    [](GstPad*, GstPadProbeInfo*, gpointer priv) {
+                      static_cast<Private*>(priv)->latency.arrived();
+                      return GST_PAD_PROBE_OK;
+                    },
+                    self->priv, nullptr);
+  gst_pad_add_probe(GST_BASE_TRANSFORM_SRC_PAD(self), GST_PAD_PROBE_TYPE_BUFFER,
+                    [](GstPad*, GstPadProbeInfo*, gpointer priv) {
+                      static_cast<Private*>(priv)->latency.left();
+                      return GST_PAD_PROBE_OK;
+                    },
+                    self->priv, nullptr);
 }
 
 static void gst_stylepipe_class_init(GstStylepipeClass* klass) {
@@ -821,7 +842,9 @@ static void gst_stylepipe_class_init(GstStylepipeClass* klass) {
                          "segments), converted-frames (BGRx turned into RGBA, a host copy each), yuv-frames (NV12 or "
                          "I420 frames, converted by the chain where they are), uploads and downloads (frames "
                          "staged through pinned memory to the GPU and back), staged-cuda-frames (CUDA memory of "
-                         "another context, staged through host memory)",
+                         "another context, staged through host memory), latency-frames, latency-p50-us, "
+                         "latency-p99-us and latency-max-us (microseconds from a frame's arrival on the sink pad "
+                         "to its push on the src pad, over the last 16384 frames since READY)",
                          GST_TYPE_STRUCTURE, GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_set_static_metadata(

@@ -502,6 +502,40 @@ TEST(Element, EosDrainsEveryFrame) {
   gst_harness_teardown(h);
 }
 
+// The stats' latency is each frame's time inside the element: never more than
+// the harness's push of it takes (the push returns once the frame is out),
+// and counted once a frame.
+TEST(Element, LatencyStatsAreEachFramesTimeInTheElement) {
+  std::mt19937_64 rng(seed() + 13);
+  const int width = 96, height = 64, count = 12;
+  GstHarness* h = stylepipe_harness(kTemporal);
+  gst_harness_set_src_caps_str(h, caps_text("RGBA", width, height).c_str());
+  std::vector<int64_t> push_us;
+  for (int i = 0; i < count; ++i) {
+    GstBuffer* frame = buffer_of(photo(width, height, rng), i);
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(gst_harness_push(h, frame), GST_FLOW_OK);
+    push_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+    gst_buffer_unref(gst_harness_pull(h));
+  }
+  GstStructure* stats = nullptr;
+  g_object_get(h->element, "stats", &stats, nullptr);
+  guint64 frames = 0, p50 = 0, p99 = 0, max = 0;
+  ASSERT_TRUE(gst_structure_get_uint64(stats, "latency-frames", &frames));
+  ASSERT_TRUE(gst_structure_get_uint64(stats, "latency-p50-us", &p50));
+  ASSERT_TRUE(gst_structure_get_uint64(stats, "latency-p99-us", &p99));
+  ASSERT_TRUE(gst_structure_get_uint64(stats, "latency-max-us", &max));
+  gst_structure_free(stats);
+  std::sort(push_us.begin(), push_us.end());
+  EXPECT_EQ(frames, guint64(count));
+  EXPECT_GT(p50, 0u) << "a pencil frame takes time";
+  EXPECT_LE(p50, p99);
+  EXPECT_LE(p99, max);
+  EXPECT_LE(max, guint64(push_us.back())) << "longer inside the element than the whole push";
+  EXPECT_LE(p50, guint64(push_us[count / 2])) << "median";
+  gst_harness_teardown(h);
+}
+
 // The element holds no frame in flight: upstream's latency goes through as it is.
 TEST(Element, AnswersTheLatencyQueryWithUpstreamsAndNoneOfItsOwn) {
   GstHarness* h = stylepipe_harness("pipeline:\n  - xbr: {scale: 2}\n");
