@@ -786,17 +786,19 @@ static void gst_stylepipe_init(GstStylepipe* self) {
   gst_base_transform_set_qos_enabled(GST_BASE_TRANSFORM(self), TRUE);
   // The time each frame spends in the element, for the stats (LatencySamples).
   gst_pad_add_probe(GST_BASE_TRANSFORM_SINK_PAD(self), GST_PAD_PROBE_TYPE_BUFFER,
-                    [](GstPad*, GstPadProbeInfo*, gpointer priv) {
-                      static_cast<Private*>(priv)->latency.arrived();
+                    [](GstPad*, GstPadProbeInfo*, gpointer element) {
+                      GST_STYLEPIPE(element)->priv->latency.arrived();
                       return GST_PAD_PROBE_OK;
                     },
-                    self->priv, nullptr);
+                    self, nullptr);
   gst_pad_add_probe(GST_BASE_TRANSFORM_SRC_PAD(self), GST_PAD_PROBE_TYPE_BUFFER,
-                    [](GstPad*, GstPadProbeInfo*, gpointer priv) {
-                      static_cast<Private*>(priv)->latency.left();
+                    [](GstPad*, GstPadProbeInfo* info, gpointer element) {
+                      const int64_t us = GST_STYLEPIPE(element)->priv->latency.left();
+                      GST_LOG_OBJECT(element, "latency: %" G_GINT64_FORMAT " us, pts %" GST_TIME_FORMAT, us,
+                                     GST_TIME_ARGS(GST_BUFFER_PTS(GST_PAD_PROBE_INFO_BUFFER(info))));
                       return GST_PAD_PROBE_OK;
                     },
-                    self->priv, nullptr);
+                    self, nullptr);
 }
 
 static void gst_stylepipe_class_init(GstStylepipeClass* klass) {

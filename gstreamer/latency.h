@@ -26,14 +26,16 @@ class LatencySamples {
     pending_ = true;
   }
   // A buffer dropped by QoS never leaves; the next arrival replaces it.
-  void left() {
+  // Returns the frame's time in microseconds (-1: none was pending).
+  int64_t left() {
     std::lock_guard lock(mutex_);
-    if (!pending_) return;
+    if (!pending_) return -1;
     pending_ = false;
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - arrived_).count();
     samples_[next_] = uint32_t(std::min<int64_t>(us, UINT32_MAX));
     next_ = (next_ + 1) % kSamples;
     count_ = std::min(count_ + 1, kSamples);
+    return us;
   }
   void clear() {
     std::lock_guard lock(mutex_);

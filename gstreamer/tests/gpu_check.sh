@@ -179,18 +179,7 @@ stats=$(stats_of "$out/bench_gst_3.log")
 echo "bench: $stats"
 
 step "live: videotestsrc is-live 60 fps 256x240 -> stylepipe (xbr 4x) -> fakesink sync, 30 s"
-# The element's own stats time each frame from the sink pad to the src pad
-# (the kit has no coretracers plugin, so no latency tracer).
-gst env GST_DEBUG="stylepipe:4" gst-launch-1.0 videotestsrc is-live=true num-buffers=1800 pattern=ball ! \
-  video/x-raw,format=RGBA,width=256,height=240,framerate=60/1 ! stylepipe config=configs/bench/xbr4.yaml backend=cuda ! \
-  fakesink sync=true >"$out/live.log" 2>&1 || fail "the live pipeline"
-stats=$(stats_of "$out/live.log")
-echo "live: $stats"
-awk -v p50="$(field "$stats" latency-p50-us)" -v p99="$(field "$stats" latency-p99-us)" -v max="$(field "$stats" latency-max-us)" \
-  -v n="$(field "$stats" latency-frames)" 'BEGIN { printf "element latency over %d frames: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", n, p50 / 1e3, p99 / 1e3, max / 1e3 }'
-[ "$(field "$stats" latency-p99-us)" -le 2000 ] 2>/dev/null || fail "live: p99 latency over 2 ms"
-echo "frames processed $(field "$stats" frames) of 1800 (QoS drops: $((1800 - $(field "$stats" frames))))"
-[ "$(field "$stats" frames)" = 1800 ] || fail "live: frames dropped"
+gstreamer/tests/live_latency.sh "$out/live" 1800 || fail "live: over 2 ms at p99, or frames dropped"
 
 echo
 [ "$status" -eq 0 ] && echo "gpu_check: all passed" || echo "gpu_check: failures above"

@@ -159,16 +159,23 @@ class VideoOnTorch(unittest.TestCase):
         self.assertEqual(count, len(expected))
         print("NVDEC: %s" % reader.hardware_decoding)
         # The check can fail: an export that orders nothing (stream -1) is read before the conversion ran.
-        # A fresh reader's first next() waits on the host for its decoder: the sleep must outlast that
-        # (0.1 s of sleep did not on an H200), so that the conversion still waits behind it.
-        reader = stylepipe.VideoReader(self.clip, device="cuda:0")
+        # Its clip has a size of its own, so that no pooled buffer already holds its pictures, and it
+        # reads the second frame: a fresh reader's first next() opens the decoder, which waits for the
+        # whole device (the sleep ran out before the conversion was queued, on H200 and H100 alike).
+        other = self.tmp.name + "/other.mp4"
+        make_clip(other, size="336x256", seconds=0.2)
+        other_expected = [np.asarray(f).copy() for f in stylepipe.VideoReader(other, device="cpu")]
+        reader = stylepipe.VideoReader(other, device="cuda:0")
+        next(reader)
+        torch.cuda.synchronize()
         with torch.cuda.stream(slow):
-            torch.cuda._sleep(2_000_000_000)
+            torch.cuda._sleep(1_000_000_000)
             frame = next(reader)
         with torch.cuda.stream(fresh):
             early = torch.utils.dlpack.from_dlpack(frame.__dlpack__(stream=-1)).clone()
         torch.cuda.synchronize()
-        self.assertFalse(np.array_equal(early.cpu().numpy(), expected[0]))
+        self.assertEqual(frame.index, 1)
+        self.assertFalse(np.array_equal(early.cpu().numpy(), other_expected[1]))
 
     def test_reader_chain_writer_on_the_gpu_equals_the_cpu(self):
         config = {"pipeline": [{"xbr": {"scale": 2}}]}  # CPU and CUDA agree to the bit
