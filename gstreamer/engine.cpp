@@ -95,12 +95,13 @@ InputFrame Engine::without_bgrx(const InputFrame& input) {
   return rgba;
 }
 
-void Engine::count(const InputFrame& input, bool on_device, bool staged) {
+void Engine::count(const InputFrame& input, bool on_device, bool staged, bool pinned) {
   std::lock_guard lock(stats_mutex_);
   ++stats_.frames;
   stats_.device_frames += on_device;
   stats_.uploads += staged;
   stats_.downloads += staged;
+  stats_.pinned_frames += pinned;
   stats_.converted_frames += input.layout == Layout::bgrx;
   stats_.yuv_frames += input.layout == Layout::yuv;
 }
@@ -110,6 +111,7 @@ void Engine::run_host(const InputFrame& input, const stylepipe::Image& output, s
   stylepipe::RunOptions run_options;
   run_options.time_seconds = time_seconds;
   const bool staged = backend() == stylepipe::Backend::cuda;
+  bool pinned = false;
   if (!staged) {
     if (frame.layout == Layout::yuv)
       chain_->run(frame.yuv, output, run_options);
@@ -117,9 +119,9 @@ void Engine::run_host(const InputFrame& input, const stylepipe::Image& output, s
       chain_->run(frame.packed, output, run_options);
   } else {
     if (!staging_) staging_ = std::make_unique<HostStaging>(cuda_device());
-    staging_->run(*chain_, frame, output, run_options);
+    pinned = staging_->run(*chain_, frame, output, run_options);
   }
-  count(input, false, staged);
+  count(input, false, staged, pinned);
 }
 
 void Engine::run_device(const InputFrame& input, const stylepipe::Image& output, void* stream,
@@ -131,7 +133,7 @@ void Engine::run_device(const InputFrame& input, const stylepipe::Image& output,
     chain_->run(input.yuv, output, run_options);
   else
     chain_->run(input.packed, output, run_options);
-  count(input, true, false);
+  count(input, true, false, false);
 }
 
 void Engine::reset() {

@@ -46,6 +46,7 @@ struct EngineStats {
   uint64_t yuv_frames = 0;        // NV12 or I420 frames, converted by the chain where they are
   uint64_t uploads = 0;           // system memory frames staged to the GPU (CUDA backend)
   uint64_t downloads = 0;         // and back
+  uint64_t pinned_frames = 0;     // of those, both in pinned memory: DMA straight between buffers and GPU
 };
 
 class HostStaging;  // staging_cuda.cpp: pinned host and device images for system memory on CUDA
@@ -89,7 +90,7 @@ class Engine {
  private:
   stylepipe::Chain make_chain(std::shared_ptr<stylepipe::Session> session) const;
   InputFrame without_bgrx(const InputFrame& input);  // BGRx as RGBA (a host copy); others as they are
-  void count(const InputFrame& input, bool on_device, bool staged);
+  void count(const InputFrame& input, bool on_device, bool staged, bool pinned);
 
   EngineOptions options_;
   std::shared_ptr<stylepipe::Session> session_;
@@ -114,8 +115,9 @@ class HostStaging {
   HostStaging(const HostStaging&) = delete;
   HostStaging& operator=(const HostStaging&) = delete;
   // input (host, RGBA or YUV) -> pinned -> device -> chain -> device ->
-  // pinned -> output (host); returns once `output` is written.
-  void run(stylepipe::Chain& chain, const InputFrame& input, const stylepipe::Image& output,
+  // pinned -> output (host); returns once `output` is written. Pinned input
+  // or output is copied by DMA where it is; true where both were.
+  bool run(stylepipe::Chain& chain, const InputFrame& input, const stylepipe::Image& output,
            const stylepipe::RunOptions& options);
 
  private:

@@ -32,6 +32,7 @@
 #include "gstreamer/cuda_memory.h"
 #include "gstreamer/engine.h"
 #include "gstreamer/latency.h"
+#include "gstreamer/pinned_allocator.h"
 #include "stylepipe/errors.h"
 #include "stylepipe/session.h"
 
@@ -89,6 +90,7 @@ struct Private {
   std::mutex engine_mutex;
   std::shared_ptr<spgst::Engine> engine;
   std::shared_ptr<spgst::CudaMemory> cuda;  // the CUDA backend with CUDA memory support
+  GstAllocator* pinned = nullptr;           // the CUDA backend: page-locked system memory
   bool warned_fallback = false, warned_cuda_memory = false, warned_foreign = false;
   int neighbours_device = -1;  // the device of a CUDA context handed in before READY
 
@@ -136,6 +138,12 @@ std::shared_ptr<spgst::Engine> engine_of(GstStylepipe* self) {
 std::shared_ptr<spgst::CudaMemory> cuda_of(GstStylepipe* self) {
   std::lock_guard lock(self->priv->engine_mutex);
   return self->priv->cuda;
+}
+
+// A new reference to the pinned allocator, or null (the CPU backend, or not READY).
+GstAllocator* pinned_of(GstStylepipe* self) {
+  std::lock_guard lock(self->priv->engine_mutex);
+  return self->priv->pinned ? GST_ALLOCATOR(gst_object_ref(self->priv->pinned)) : nullptr;
 }
 
 // A stylepipe error as an element error: config problems are SETTINGS (the
@@ -199,10 +207,13 @@ gboolean open_engine(GstStylepipe* self) {
       }
     }
   }
+  GstAllocator* pinned =
+      engine->backend() == stylepipe::Backend::cuda ? spgst::pinned_allocator_new(engine->cuda_device()) : nullptr;
   p.latency.clear();
   std::lock_guard lock(p.engine_mutex);
   p.engine = std::move(engine);
   p.cuda = std::move(cuda);
+  p.pinned = pinned;
   return TRUE;
 }
 
@@ -213,6 +224,8 @@ void close_engine(GstStylepipe* self) {
     std::lock_guard lock(self->priv->engine_mutex);
     engine.swap(self->priv->engine);
     cuda.swap(self->priv->cuda);
+    if (self->priv->pinned) gst_object_unref(self->priv->pinned);
+    self->priv->pinned = nullptr;
   }
   // The last reference goes here, or with a caps query still holding one.
 }
@@ -234,7 +247,8 @@ GstStructure* stats_of(GstStylepipe* self) {
       "device-frames", G_TYPE_UINT64, guint64(s.device_frames), "resets", G_TYPE_UINT64, guint64(s.resets),
       "converted-frames", G_TYPE_UINT64, guint64(s.converted_frames), "yuv-frames", G_TYPE_UINT64,
       guint64(s.yuv_frames), "uploads", G_TYPE_UINT64, guint64(s.uploads),
-      "downloads", G_TYPE_UINT64, guint64(s.downloads), "staged-cuda-frames", G_TYPE_UINT64, staged, nullptr);
+      "downloads", G_TYPE_UINT64, guint64(s.downloads), "pinned-frames", G_TYPE_UINT64, guint64(s.pinned_frames),
+      "staged-cuda-frames", G_TYPE_UINT64, staged, nullptr);
   gst_structure_set(stats, "latency-frames", G_TYPE_UINT64, guint64(latency.frames), "latency-p50-us", G_TYPE_UINT64,
                     guint64(latency.p50_us), "latency-p99-us", G_TYPE_UINT64, guint64(latency.p99_us),
                     "latency-max-us", G_TYPE_UINT64, guint64(latency.max_us), nullptr);
@@ -473,18 +487,26 @@ static gboolean gst_stylepipe_propose_allocation(GstBaseTransform* trans, GstQue
     return cuda && cuda->propose_pool(query, caps);
   }
   gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-  if (gst_query_get_n_allocation_pools(query) == 0) {
+  // On CUDA, upstream writes into pinned memory, which the GPU reads by DMA.
+  GstAllocator* pinned = pinned_of(GST_STYLEPIPE(trans));
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  if (pinned) gst_query_add_allocation_param(query, pinned, &params);
+  if (pinned || gst_query_get_n_allocation_pools(query) == 0) {
     GstBufferPool* pool = gst_video_buffer_pool_new();
     GstStructure* config = gst_buffer_pool_get_config(pool);
     gst_buffer_pool_config_set_params(config, caps, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
     gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (!gst_buffer_pool_set_config(pool, config)) {
-      gst_object_unref(pool);
+    if (pinned) gst_buffer_pool_config_set_allocator(config, pinned, &params);
+    const bool configured = gst_buffer_pool_set_config(pool, config);
+    if (configured) gst_query_add_allocation_pool(query, pool, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
+    gst_object_unref(pool);
+    if (!configured) {
+      if (pinned) gst_object_unref(pinned);
       return FALSE;
     }
-    gst_query_add_allocation_pool(query, pool, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
-    gst_object_unref(pool);
   }
+  if (pinned) gst_object_unref(pinned);
   return TRUE;
 }
 
@@ -515,7 +537,12 @@ static gboolean gst_stylepipe_decide_allocation(GstBaseTransform* trans, GstQuer
     gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
     size = MAX(size, guint(GST_VIDEO_INFO_SIZE(&info)));
   }
-  if (pool == nullptr) pool = gst_video_buffer_pool_new();
+  if (pool == nullptr) {
+    // Our own pool: on CUDA, of pinned memory, which the GPU writes by DMA
+    // (unless downstream asked for an allocator of its own).
+    pool = gst_video_buffer_pool_new();
+    if (allocator == nullptr) allocator = pinned_of(GST_STYLEPIPE(trans));
+  }
   GstStructure* config = gst_buffer_pool_get_config(pool);
   gst_buffer_pool_config_set_params(config, outcaps, size, min, max);
   gst_buffer_pool_config_set_allocator(config, allocator, &params);
@@ -843,7 +870,8 @@ static void gst_stylepipe_class_init(GstStylepipeClass* klass) {
                          "cuda-context, frames, device-frames (run in place in CUDA memory), resets (flushes, new "
                          "segments), converted-frames (BGRx turned into RGBA, a host copy each), yuv-frames (NV12 or "
                          "I420 frames, converted by the chain where they are), uploads and downloads (frames "
-                         "staged through pinned memory to the GPU and back), staged-cuda-frames (CUDA memory of "
+                         "staged through pinned memory to the GPU and back), pinned-frames (of those, both "
+                         "buffers in the element's pinned memory: copied by DMA, not by the CPU), staged-cuda-frames (CUDA memory of "
                          "another context, staged through host memory), latency-frames, latency-p50-us, "
                          "latency-p99-us and latency-max-us (microseconds from a frame's arrival on the sink pad "
                          "to its push on the src pad, over the last 16384 frames since READY)",

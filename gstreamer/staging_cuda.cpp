@@ -68,13 +68,36 @@ void copy_rows(uint8_t* to, size_t to_pitch, const uint8_t* from, size_t from_pi
 
 }  // namespace
 
+// Page-locked memory (the element's pinned allocator's, or the caller's):
+// the GPU copies it by DMA where it is.
+bool is_pinned(const void* data) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+    cudaGetLastError();  // pageable memory on old drivers: not an error to keep
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
 struct HostStaging::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
   Staged in, out;
 
-  // The input, packed into `in`'s pinned rows and uploaded: its device twin.
-  InputFrame upload(const InputFrame& input) {
+  // One plane to the device: by DMA from pinned memory, else through `in`'s pinned rows.
+  void upload_plane(uint8_t* to, const uint8_t* from, size_t from_pitch, size_t row_bytes, int rows, size_t staged_at,
+                    bool pinned) {
+    if (!pinned) {
+      copy_rows(in.host + staged_at, row_bytes, from, from_pitch, row_bytes, rows);
+      from = in.host + staged_at;
+      from_pitch = row_bytes;
+    }
+    check(cudaMemcpy2DAsync(to, row_bytes, from, from_pitch, row_bytes, size_t(rows), cudaMemcpyHostToDevice, stream),
+          "upload");
+  }
+
+  // The input's device twin, rows tight, queued on `stream`.
+  InputFrame upload(const InputFrame& input, bool pinned) {
     InputFrame on_device = input;
     if (input.layout == Layout::yuv) {
       PlaneShape shapes[3];
@@ -84,8 +107,8 @@ struct HostStaging::Impl {
       in.ensure(total);
       size_t offset = 0;
       for (int i = 0; i < planes; ++i) {
-        copy_rows(in.host + offset, shapes[i].row_bytes, input.yuv.planes[i], input.yuv.pitches[i], shapes[i].row_bytes,
-                  shapes[i].rows);
+        upload_plane(in.device + offset, input.yuv.planes[i], input.yuv.pitches[i], shapes[i].row_bytes,
+                     shapes[i].rows, offset, pinned);
         on_device.yuv.planes[i] = in.device + offset;
         on_device.yuv.pitches[i] = shapes[i].row_bytes;
         offset += shapes[i].row_bytes * size_t(shapes[i].rows);
@@ -94,10 +117,9 @@ struct HostStaging::Impl {
       const stylepipe::Image& rgba = input.packed;
       const size_t row = size_t(rgba.width) * 4;
       in.ensure(row * size_t(rgba.height));
-      copy_rows(in.host, row, rgba.data, rgba.pitch, row, rgba.height);
+      upload_plane(in.device, rgba.data, rgba.pitch, row, rgba.height, 0, pinned);
       on_device.packed = {in.device, rgba.width, rgba.height, row};
     }
-    check(cudaMemcpyAsync(in.device, in.host, in.bytes, cudaMemcpyHostToDevice, stream), "upload");
     return on_device;
   }
 };
@@ -118,11 +140,13 @@ HostStaging::~HostStaging() {
   impl_->out.release();
 }
 
-void HostStaging::run(stylepipe::Chain& chain, const InputFrame& input, const stylepipe::Image& output,
+bool HostStaging::run(stylepipe::Chain& chain, const InputFrame& input, const stylepipe::Image& output,
                       const stylepipe::RunOptions& options) {
   Impl& s = *impl_;
   check(cudaSetDevice(s.device), "cudaSetDevice");
-  const InputFrame on_device = s.upload(input);
+  const void* first_plane = input.layout == Layout::yuv ? static_cast<const void*>(input.yuv.planes[0]) : input.packed.data;
+  const bool input_pinned = is_pinned(first_plane), output_pinned = is_pinned(output.data);
+  const InputFrame on_device = s.upload(input, input_pinned);
   const size_t out_row = size_t(output.width) * 4;
   s.out.ensure(out_row * size_t(output.height));
   const stylepipe::Image device_output{s.out.device, output.width, output.height, out_row};
@@ -132,9 +156,14 @@ void HostStaging::run(stylepipe::Chain& chain, const InputFrame& input, const st
     chain.run(on_device.yuv, device_output, on_stream);
   else
     chain.run(on_device.packed, device_output, on_stream);
-  check(cudaMemcpyAsync(s.out.host, s.out.device, s.out.bytes, cudaMemcpyDeviceToHost, s.stream), "download");
+  uint8_t* download_to = output_pinned ? output.data : s.out.host;
+  const size_t download_pitch = output_pinned ? output.pitch : out_row;
+  check(cudaMemcpy2DAsync(download_to, download_pitch, s.out.device, out_row, out_row, size_t(output.height),
+                          cudaMemcpyDeviceToHost, s.stream),
+        "download");
   check(cudaStreamSynchronize(s.stream), "the chain's work");
-  copy_rows(output.data, output.pitch, s.out.host, out_row, out_row, output.height);
+  if (!output_pinned) copy_rows(output.data, output.pitch, s.out.host, out_row, out_row, output.height);
+  return input_pinned && output_pinned;
 }
 
 }  // namespace spgst

@@ -10,6 +10,8 @@ HostStaging::HostStaging(int) {
   throw stylepipe::DeviceError(stylepipe::ExitCode::unavailable, "this build of stylepipe has no CUDA backend");
 }
 HostStaging::~HostStaging() = default;
-void HostStaging::run(stylepipe::Chain&, const InputFrame&, const stylepipe::Image&, const stylepipe::RunOptions&) {}
+bool HostStaging::run(stylepipe::Chain&, const InputFrame&, const stylepipe::Image&, const stylepipe::RunOptions&) {
+  return false;
+}
 
 }  // namespace spgst

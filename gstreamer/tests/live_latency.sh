@@ -20,12 +20,15 @@ status=0
 # those after the first 10 (set-up), and the slowest frames' places.
 summary() {  # log label
   grep -o "latency: [0-9]* us" "$1" | awk '{ print NR, $2 }' >"$1.frames"
+  # (mawk, the GPU machine's awk, takes no ?: inside an index)
   sort -k2 -n "$1.frames" | awk -v label="$2" '{ v[NR] = $2 } END {
     if (NR == 0) { print label ": no per-frame records"; exit 1 }
+    p99 = int(NR * 0.99) + 1; if (p99 > NR) p99 = NR
     printf "%s: %d frames: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n", label, NR, v[int(NR * 0.5) + 1] / 1e3,
-      v[int(NR * 0.9) + 1] / 1e3, v[int(NR * 0.99) + 1 > NR ? NR : int(NR * 0.99) + 1] / 1e3, v[NR] / 1e3 }'
+      v[int(NR * 0.9) + 1] / 1e3, v[p99] / 1e3, v[NR] / 1e3 }'
   awk '$1 > 10' "$1.frames" | sort -k2 -n | awk '{ v[NR] = $2 } END {
-    if (NR) printf "  after the first 10 frames: p99 %.3f ms, max %.3f ms\n", v[int(NR * 0.99) + 1 > NR ? NR : int(NR * 0.99) + 1] / 1e3, v[NR] / 1e3 }'
+    p99 = int(NR * 0.99) + 1; if (p99 > NR) p99 = NR
+    if (NR) printf "  after the first 10 frames: p99 %.3f ms, max %.3f ms\n", v[p99] / 1e3, v[NR] / 1e3 }'
   echo "  slowest frames (frame: us): $(sort -k2 -n -r "$1.frames" | head -12 | awk '{ printf "%s:%s ", $1, $2 }')"
 }
 stats_of() { grep -o "stats: stylepipe-stats.*" "$1" | tail -1; }
@@ -42,7 +45,7 @@ live() {  # name "before" "after"
   local stats
   stats=$(stats_of "$log")
   echo "  stats: frames $(field "$stats" frames) of $frames, p99 $(field "$stats" latency-p99-us) us," \
-    "uploads $(field "$stats" uploads), device-frames $(field "$stats" device-frames)"
+    "uploads $(field "$stats" uploads), pinned-frames $(field "$stats" pinned-frames), device-frames $(field "$stats" device-frames)"
   [ "$(field "$stats" frames)" = "$frames" ] || { echo "FAIL: $name: $((frames - $(field "$stats" frames))) frames dropped"; return 1; }
   [ "$(field "$stats" latency-p99-us)" -le 2000 ] || { echo "FAIL: $name: p99 over 2 ms"; return 1; }
 }

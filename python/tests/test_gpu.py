@@ -162,6 +162,7 @@ class VideoOnTorch(unittest.TestCase):
         # Its clip has a size of its own, so that no pooled buffer already holds its pictures, and it
         # reads the second frame: a fresh reader's first next() opens the decoder, which waits for the
         # whole device (the sleep ran out before the conversion was queued, on H200 and H100 alike).
+        from test_video import make_clip
         other = self.tmp.name + "/other.mp4"
         make_clip(other, size="336x256", seconds=0.2)
         other_expected = [np.asarray(f).copy() for f in stylepipe.VideoReader(other, device="cpu")]
