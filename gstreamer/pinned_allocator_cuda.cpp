@@ -1,9 +1,9 @@
 #include <cuda_runtime.h>
 
-#include <string>
+#include <cstdint>
+#include <cstring>
 
 #include "gstreamer/pinned_allocator.h"
-#include "stylepipe/errors.h"
 
 GST_DEBUG_CATEGORY_EXTERN(gst_stylepipe_debug);
 #define GST_CAT_DEFAULT gst_stylepipe_debug
