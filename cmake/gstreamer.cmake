@@ -73,6 +73,15 @@ if(STYLEPIPE_HAS_GSTREAMER)
       target_include_directories(gststylepipe SYSTEM PRIVATE ${gl_stand_in})
     endif()
   endif()
+  # Installed (and packaged) where this GStreamer looks for its plugins: the
+  # pkg-config pluginsdir, relative to the install prefix where it is under it.
+  pkg_get_variable(sp_gst_pluginsdir gstreamer-1.0 pluginsdir)
+  pkg_get_variable(sp_gst_prefix gstreamer-1.0 prefix)
+  set(STYLEPIPE_GST_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/gstreamer-1.0)
+  if(sp_gst_pluginsdir AND sp_gst_prefix AND sp_gst_pluginsdir MATCHES "^${sp_gst_prefix}/(.+)$")
+    set(STYLEPIPE_GST_INSTALL_DIR ${CMAKE_MATCH_1})
+  endif()
+  install(TARGETS gststylepipe LIBRARY DESTINATION ${STYLEPIPE_GST_INSTALL_DIR})
   # As the Python module, the static libraries' symbols stay inside the plugin;
   # the version script keeps the stages' objects local too: it exports its descriptor only.
   target_link_options(gststylepipe PRIVATE -Wl,--exclude-libs,ALL

@@ -3,7 +3,9 @@
 # /usr/bin/stylepipe, the ready configs in /usr/share/stylepipe/configs (with
 # the schema their yaml-language-server line names), a man
 # page made from the CLI's own help (help2man, at build time), the copyright
-# file. Dependencies come from the binary (dpkg-shlibdeps), never typed here.
+# file; the Python module and the GStreamer plugin where the build has them
+# (cmake/python.cmake, cmake/gstreamer.cmake install them). Dependencies come
+# from the binaries (dpkg-shlibdeps), never typed here.
 include(GNUInstallDirs)
 
 install(TARGETS stylepipe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -51,7 +53,14 @@ add_test(NAME deb_package
   COMMAND ${PROJECT_SOURCE_DIR}/tests/deb_package_test.sh ${CMAKE_BINARY_DIR} $<BOOL:${STYLEPIPE_HAS_CUDA}>)
 set_tests_properties(deb_package PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS package
                      RESOURCE_LOCK system_packages)
+set(sp_deb_test_environment "")
 if(STYLEPIPE_HAS_PYTHON_MODULE)
-  set_tests_properties(deb_package PROPERTIES ENVIRONMENT
-                       "STYLEPIPE_DEB_PYTHON=1;STYLEPIPE_DEB_PYTHON_PRELOAD=${sp_python_asan_runtime}")
+  list(APPEND sp_deb_test_environment STYLEPIPE_DEB_PYTHON=1 STYLEPIPE_DEB_PYTHON_PRELOAD=${sp_python_asan_runtime})
+endif()
+if(STYLEPIPE_HAS_GSTREAMER AND STYLEPIPE_GST_LAUNCH)
+  list(APPEND sp_deb_test_environment STYLEPIPE_DEB_GST_PLUGIN=${STYLEPIPE_GST_INSTALL_DIR}/libgststylepipe.so
+       STYLEPIPE_DEB_GST_PRELOAD=${sp_gst_asan_runtime})
+endif()
+if(sp_deb_test_environment)
+  set_tests_properties(deb_package PROPERTIES ENVIRONMENT "${sp_deb_test_environment}")
 endif()

@@ -9,6 +9,8 @@
 #   DEBIAN13_ROOT  where the root lives (default /var/tmp/stylepipe-debian13);
 #                  a root already made there, for the same dependency list, is reused
 #   DEBIAN_MIRROR  the registry (default: the one this machine's apt uses)
+#   DEBIAN13_CUDA  1: this machine's CUDA toolkit (/usr/local/cuda) is bound
+#                  into the root, read-only (CI's CUDA-memory compile check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
@@ -59,6 +61,10 @@ bind /sys /sys
 mount -t tmpfs tmpfs "$root/tmp" && mounts+=("$root/tmp")
 mount -t tmpfs tmpfs "$root/dev/shm" && mounts+=("$root/dev/shm")
 bind "$src" /src
+if [ "${DEBIAN13_CUDA:-}" = 1 ] && [ -d /usr/local/cuda/include ]; then
+  bind "$(readlink -f /usr/local/cuda)" /usr/local/cuda
+  mount -o remount,bind,ro "$root/usr/local/cuda"
+fi
 
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin CI="${CI:-}" \

@@ -4,7 +4,8 @@
 # the configs, the man page, the copyright file); `apt-get install ./stylepipe_*.deb`;
 # the installed binary stylizes a generated clip with a shipped config (the
 # output is a video of the input's frame count, size, and other pictures);
-# `apt-get purge` leaves no /usr/bin/stylepipe.
+# the Python module and the GStreamer element, where the build has them, give
+# the installed CLI's pictures; `apt-get purge` leaves no /usr/bin/stylepipe.
 #
 #   tests/deb_package_test.sh BUILD_DIR HAS_CUDA(0|1)
 #
@@ -116,6 +117,26 @@ expected = np.fromfile(tmp + "/out.rgba", np.uint8).reshape(chain.output_shape(i
 np.testing.assert_array_equal(chain(image), expected)
 PY
   note "the installed Python module gives the installed CLI's pictures"
+fi
+
+# The GStreamer plugin, where the build has one (STYLEPIPE_DEB_GST_PLUGIN: its
+# path under /usr), found by GStreamer's own plugin path with no variable set:
+# the installed element against the installed CLI on the same raw frames.
+if [[ -n "${STYLEPIPE_DEB_GST_PLUGIN:-}" ]]; then
+  grep -qx "./usr/${STYLEPIPE_DEB_GST_PLUGIN}" <<<"$contents" || fail "/usr/${STYLEPIPE_DEB_GST_PLUGIN} is not in the .deb"
+  gst_env=(env -u GST_PLUGIN_PATH -u GST_PLUGIN_PATH_1_0 GST_REGISTRY_1_0="$tmp/registry.bin"
+           LD_PRELOAD="${STYLEPIPE_DEB_GST_PRELOAD:-}" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0")
+  "${gst_env[@]}" gst-inspect-1.0 stylepipe >"$tmp/inspect.log" 2>&1 || { cat "$tmp/inspect.log" >&2; fail "gst-inspect-1.0 finds no installed stylepipe element"; }
+  grep -q "/usr/${STYLEPIPE_DEB_GST_PLUGIN}" "$tmp/inspect.log" || fail "gst-inspect-1.0 stylepipe: not the installed plugin"
+  ffmpeg -v error -f lavfi -i "testsrc2=size=64x48:rate=10" -frames:v 5 -f rawvideo -pix_fmt rgba "$tmp/gst-in.rgba"
+  "${gst_env[@]}" gst-launch-1.0 -q filesrc location="$tmp/gst-in.rgba" blocksize=$((64 * 48 * 4)) ! \
+    video/x-raw,format=RGBA,width=64,height=48,framerate=10/1 ! stylepipe config=/usr/share/stylepipe/configs/xbr-live.yaml \
+    backend=cpu ! filesink location="$tmp/gst-out.rgba" >"$tmp/gst.log" 2>&1 || { cat "$tmp/gst.log" >&2; fail "the installed element failed"; }
+  /usr/bin/stylepipe run /usr/share/stylepipe/configs/xbr-live.yaml -f rawvideo --pix-fmt rgba --size 64x48 --rate 10 \
+    -i "$tmp/gst-in.rgba" --backend cpu --progress none --codec rawvideo -f rawvideo --pix-fmt rgba -o "$tmp/cli-out.rgba" \
+    2>"$tmp/run.log" || { cat "$tmp/run.log" >&2; fail "the installed CLI failed on raw frames"; }
+  [[ -s "$tmp/cli-out.rgba" ]] && cmp -s "$tmp/gst-out.rgba" "$tmp/cli-out.rgba" || fail "the installed element's frames differ from the installed CLI's"
+  note "the installed GStreamer element gives the installed CLI's pictures"
 fi
 
 apt-get purge -y -qq -o DPkg::Lock::Timeout=300 stylepipe >"$tmp/apt.log" 2>&1 \
