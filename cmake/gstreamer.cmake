@@ -130,9 +130,16 @@ if(STYLEPIPE_HAS_GSTREAMER)
       COMMAND ${PROJECT_SOURCE_DIR}/gstreamer/tests/launch_test.sh $<TARGET_FILE:stylepipe>)
     set_tests_properties(gstreamer_launch PROPERTIES
       ENVIRONMENT "${gst_test_environment}" LABELS gstreamer TIMEOUT 300 SKIP_RETURN_CODE 77)
+    # The README's file and live recipes as written (tests/check_readme_gstreamer.py).
+    add_test(NAME gstreamer_readme_recipes
+      COMMAND ${PROJECT_SOURCE_DIR}/tests/check_readme_gstreamer.py ${PROJECT_SOURCE_DIR}/README.md
+              $<TARGET_FILE:stylepipe> ${STYLEPIPE_GST_PLUGIN_DIR})
+    set_tests_properties(gstreamer_readme_recipes PROPERTIES
+      ENVIRONMENT "${gst_test_environment}" LABELS gstreamer TIMEOUT 300 SKIP_RETURN_CODE 77)
     if(sp_gst_asan_runtime)
       # gst-launch-1.0's own allocations at exit are not the plugin's leaks.
-      set_tests_properties(gstreamer_launch PROPERTIES ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append:::detect_leaks=0")
+      set_tests_properties(gstreamer_launch gstreamer_readme_recipes PROPERTIES
+                           ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append:::detect_leaks=0")
     endif()
   else()
     message(STATUS "stylepipe: the GStreamer plugin's gst-launch tests are skipped: no gst-launch-1.0 "

@@ -14,6 +14,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libfftw3-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev  # the GStreamer plugin (gstreamer/); bad: the CUDA memory headers (gstcuda)
   gstreamer1.0-tools gstreamer1.0-plugins-base  # tests only: gst-launch-1.0, videotestsrc and videoconvert for the plugin's tests
+  gstreamer1.0-libav gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly  # tests only: the README's GStreamer recipes (H.264 decoder, mp4mux, matroskamux, x264enc)
   mirrormagic-data  # real pixel-art tile sheets for the xbr oracle tests
   xvfb  # a virtual X server for the x11grab capture test
   libcgal-dev  # tests only: the lowpoly stage checks its Delaunay mesh against CGAL
