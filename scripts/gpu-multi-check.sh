@@ -5,7 +5,10 @@
 # throughput on one GPU against every GPU (pencil against the host's codec
 # ceiling, N ffmpeg processes; the GPU-bound halftone chain).
 # CLIP_SECONDS (default 30) sizes the throughput clip; SKIP_BENCH=1 stops
-# after the start-up, SKIP_STARTUP=1 before it; PYTHON_TESTS=1 also builds the
+# after the start-up, SKIP_STARTUP=1 before it; BATCH_CLIPS (default 200)
+# clips of 2 s as one batch against one clip of their length, every GPU
+# (SKIP_BATCH=1 leaves it out); SKIP_THROUGHPUT=1 stops before the
+# throughput runs; PYTHON_TESTS=1 also builds the
 # Python module and runs its GPU tests (PyTorch, CuPy) and test_chain.
 # Usage: scripts/gpu-multi-check.sh OUTDIR
 set -uo pipefail
@@ -14,6 +17,7 @@ out=$(realpath -m "${1:?usage: scripts/gpu-multi-check.sh OUTDIR}")
 mkdir -p "$out"
 status=0
 extra=()
+BATCH_CLIPS=${BATCH_CLIPS:-200}
 step() { echo; echo "=== $* ($(date +%T)) ==="; }
 . scripts/devkit-env.sh
 generator=(-G Ninja); command -v ninja >/dev/null || generator=()
@@ -86,6 +90,20 @@ for hw in "" "-hwaccel cuda"; do
 done
 [ -n "${SKIP_BENCH:-}" ] && exit $status
 
+if [ -z "${SKIP_BATCH:-}" ]; then
+  step "a folder of clips: $BATCH_CLIPS clips of 2 s in one command against one clip of their length, every GPU"
+  CLIPS=$BATCH_CLIPS CLIP_SECONDS=2 JOBS="$((4 * gpus))" DEVICES=all STYLEPIPE=$bin scripts/batch-bench.sh "$out/batch" |
+    tee -a "$out/batch.txt" || status=1
+  python3 - "$out/batch/batch.json" <<'PY' | tee -a "$out/batch.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["totals"]
+print("batch stats: %d inputs, %d done, %d failed, %.0f fps" % (t["inputs"], t["done"], t["failed"], t["fps"]))
+PY
+  rm -rf "$out/batch"
+fi
+
+[ -n "${SKIP_THROUGHPUT:-}" ] && exit $status
 step "pencil -> libx264 ultrafast: ceiling, one GPU, every GPU"
 export STYLEPIPE=$bin CLIP_SECONDS=${CLIP_SECONDS:-30}
 PEER_SESSIONS="$((4 * gpus))" SKIP_SINGLE=1 JOBS=4 DEVICES=0 TAG=pencil_1gpu \
