@@ -115,9 +115,6 @@ if(STYLEPIPE_HAS_PYTHON_MODULE)
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/python/tests)
     set_tests_properties(python_${test_name} PROPERTIES ENVIRONMENT "${sp_python_test_environment}"
       SKIP_RETURN_CODE 77 LABELS python TIMEOUT 600)
-    if(test_name STREQUAL "test_chain")  # its two-threads test measures a speed-up: the machine's cores to itself
-      set_tests_properties(python_${test_name} PROPERTIES RUN_SERIAL ON)
-    endif()
     sp_python_asan_test_options(python_${test_name})
   endforeach()
   add_test(NAME python_readme_recipes
