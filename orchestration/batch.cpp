@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "orchestration/engine_cache.h"
 #include "orchestration/output_pattern.h"
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
@@ -86,7 +87,7 @@ std::string without_input_prefix(std::string error, const std::string& input) {
   return error;
 }
 
-ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progress) {
+ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progress, EngineCache& engines) {
   const BatchClip& clip = o.clips[index];
   TranscodeOptions t = o.clip;
   t.input.url = clip.input;
@@ -95,6 +96,7 @@ ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progre
   t.stats_json_path.clear();
   t.stop = o.cancel;
   t.progress_sink = &progress;
+  t.engine_cache = &engines;
   ClipOutcome outcome;
   outcome.started = true;
   const auto start = std::chrono::steady_clock::now();
@@ -223,9 +225,10 @@ int run_batch(const BatchOptions& o) {
       log_error("GPU {}: {}", device, e.what());
       stop_starting = true;
     }
+    EngineCache engines;  // the worker's stage chains, configured once for all its clips of a size
     for (size_t k; !stop_starting && !cancelled() && (k = next++) < count;) {
       set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
-      ClipOutcome outcome = run_clip(o, k, counts[k]);
+      ClipOutcome outcome = run_clip(o, k, counts[k], engines);
       outcome.device = device;
       if (outcome.code == 0)
         log_info("{} -> {}: {} frames in {:.2f} s", o.clips[k].input, o.clips[k].output, outcome.frames,

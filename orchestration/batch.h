@@ -1,7 +1,8 @@
 #pragma once
 // A batch: many clips through one config in one process, each clip a whole
 // single run (run_transcode), `jobs` of them at a time on worker threads that
-// share the config parsed once and each GPU's CUDA context.
+// share the config parsed once and each GPU's CUDA context; each worker keeps
+// its configured stage chain for its next clip (orchestration/engine_cache.h).
 #include <atomic>
 #include <functional>
 #include <string>
