@@ -20,19 +20,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A random window of a larger testsrc2, a random tone when `audio`.
-std::string make_clip(const std::string& path, const std::string& size, double seconds, bool audio) {
+// A random window of a larger testsrc2, a random tone when `audio`; a
+// keyframe every `gop` frames where given.
+std::string make_clip(const std::string& path, const std::string& size, double seconds, bool audio, int rate = 25,
+                      int gop = 0) {
   std::mt19937_64 rng(fresh_seed() ^ std::hash<std::string>{}(path));
   const size_t x = size.find('x');
   const int w = std::stoi(size.substr(0, x)), h = std::stoi(size.substr(x + 1));
   const std::string video = "-f lavfi -i \"testsrc2=size=" + std::to_string(w + 64) + "x" + std::to_string(h + 64) +
-                            ":rate=25,crop=" + std::to_string(w) + ":" + std::to_string(h) + ":" +
+                            ":rate=" + std::to_string(rate) + ",crop=" + std::to_string(w) + ":" + std::to_string(h) + ":" +
                             std::to_string(2 * (rng() % 32)) + ":" + std::to_string(2 * (rng() % 32)) + "\"";
   const std::string tone = audio ? " -f lavfi -i sine=frequency=" + std::to_string(200 + rng() % 800) +
                                        ":sample_rate=44100 -c:a aac"
                                  : "";
-  const CommandResult r = ffmpeg(video + tone + " -t " + std::to_string(seconds) +
-                                 " -c:v libx264 -pix_fmt yuv420p " + shell_quote(path));
+  const std::string keyframes = gop > 0 ? " -g " + std::to_string(gop) : "";
+  const CommandResult r = ffmpeg(video + tone + " -t " + std::to_string(seconds) + " -c:v libx264" + keyframes +
+                                 " -pix_fmt yuv420p " + shell_quote(path));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return path;
 }
@@ -176,6 +179,60 @@ TEST(BatchE2E, AKeptChainStartsEachClipAsItsSingleRun) {
     EXPECT_EQ(s["inputs"][k]["stats"]["stage_chain"], expected) << name;
     EXPECT_EQ(s["inputs"][k]["frames"], decoded_video_frames(inputs[k])) << name;
   }
+}
+
+// A clip long enough for --jobs auto to give it two workers by its length
+// (auto_jobs.cpp: 60 s a worker with temporal stages, 20 s without) is cut
+// as `run CLIP --jobs 2` cuts it, warm-up frames included, and joined into
+// its output; the short ones run whole. Each output is its single run's.
+TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
+  TempDir dir;
+  fs::create_directories(dir.file("batch"));
+  fs::create_directories(dir.file("single"));
+  std::mt19937_64 rng(fresh_seed());
+  const bool temporal = StageRegistry::instance().find("pencil") != nullptr;  // styled_config()'s pencil is
+  const double long_seconds = (temporal ? 120 : 40) + 5 + double(rng() % 10);
+  const std::vector<std::string> inputs = {make_clip(dir.file("a.mp4"), "64x48", 0.4, true),
+                                           make_clip(dir.file("long.mp4"), "64x48", long_seconds, true, 10, 40),
+                                           make_clip(dir.file("b.mkv"), "80x64", 0.6, false),
+                                           make_clip(dir.file("c.mp4"), "64x48", 0.5, true)};
+  std::string args = "run " + styled_config();
+  for (const std::string& in : inputs) args += " -i " + shell_quote(in);
+  const std::string stats = dir.file("stats.json");
+  const CommandResult batch =
+      stylepipe(args + " -o " + shell_quote(dir.file("batch/{stem}.mkv")) + kRun + " --jobs 2 --stats-json " + stats);
+  ASSERT_EQ(batch.exit_code, 0) << batch.output;
+  const nlohmann::json s = read_json(stats);
+  ASSERT_EQ(s["inputs"].size(), inputs.size()) << s.dump(2);
+
+  const std::string single_stats = dir.file("single.json");
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string name = fs::path(inputs[k]).stem().string() + ".mkv";
+    const bool is_long = k == 1;
+    const CommandResult single =
+        stylepipe("run " + styled_config() + " -i " + shell_quote(inputs[k]) + " -o " +
+                  shell_quote(dir.file("single/" + name)) + kRun + (is_long ? " --jobs 2 --stats-json " + single_stats : ""));
+    ASSERT_EQ(single.exit_code, 0) << single.output;
+    EXPECT_EQ(fingerprint(dir.file("batch/" + name)), fingerprint(dir.file("single/" + name))) << name << " differs";
+    const nlohmann::json& e = s["inputs"][k];
+    EXPECT_EQ(e["exit_code"], 0) << e.dump();
+    EXPECT_EQ(e["frames"], decoded_video_frames(dir.file("batch/" + name))) << name;
+    EXPECT_EQ(e.contains("segments"), is_long) << e.dump();
+  }
+  const nlohmann::json& cut = s["inputs"][1];
+  const nlohmann::json jobs_run = read_json(single_stats);
+  ASSERT_GE(jobs_run["segments"].size(), 2u) << jobs_run.dump(2);
+  EXPECT_EQ(cut["segments"], jobs_run["segments"].size()) << "the batch planned the long clip as its --jobs run";
+  ASSERT_EQ(cut["stats"]["segments"].size(), jobs_run["segments"].size()) << cut.dump(2);
+  for (const nlohmann::json& segment : cut["stats"]["segments"]) {
+    EXPECT_EQ(segment["exit_code"], 0);
+    if (temporal && segment["index"] > 0)
+      EXPECT_GT(segment["stats"]["frames"]["lead_in"].get<int>(), 0) << "a temporal stage warms up before each seam";
+  }
+  EXPECT_NE(batch.output.find("long.mp4: " + std::to_string(jobs_run["segments"].size()) + " segments"),
+            std::string::npos) << batch.output;
+  EXPECT_EQ(files_in(dir.file("batch")), (std::vector<std::string>{"a.mkv", "b.mkv", "c.mkv", "long.mkv"}))
+      << "no segment folder, no temporary file left";
 }
 
 TEST(BatchE2E, FailFastStartsNothingAfterTheBadInput) {
