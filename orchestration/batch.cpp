@@ -85,15 +85,6 @@ struct ClipOutcome {
   int segments = 0;  // where the clip was cut: its plan's
 };
 
-// A clip whose plan failed: it counts as started, and failed.
-ClipOutcome failed_before_start(int code, std::string error) {
-  ClipOutcome c;
-  c.started = true;
-  c.code = code;
-  c.error = std::move(error);
-  return c;
-}
-
 // The failure's words without the input's name in front: the report names it.
 std::string without_input_prefix(std::string error, const std::string& input) {
   if (const std::string prefix = input + ": "; error.rfind(prefix, 0) == 0) error.erase(0, prefix.size());
@@ -249,8 +240,6 @@ class TaskQueue {
   int looking_ = 0;
 };
 
-enum class Cut { whole, segments, failed };
-
 // After the workers: each cut clip's joined output, or its failure, is its
 // outcome. Stopped, each joins what was finished from its start.
 void finish_segmented_clips(const BatchOptions& o, std::vector<std::unique_ptr<SegmentedClip>>& segmented,
@@ -320,28 +309,21 @@ int run_batch(const BatchOptions& o) {
     stop_starting = true;
   };
   // A clip long enough becomes its plan's segments: the first on this
-  // worker, the others first in line for any worker.
+  // worker, the others first in line for any worker. One that cannot be
+  // planned (an output a concat cannot make, keyframes that cannot be read)
+  // runs whole, as its single run without --jobs would.
   auto cut_if_long = [&](size_t k) {
     std::unique_ptr<SegmentedClip> cut;
-    std::optional<ClipOutcome> failed;
     try {
       if (worth_cutting(o.clips[k].input, o.long_clips->temporal))
         cut = std::make_unique<SegmentedClip>(*o.long_clips, o.clips[k].input, o.clips[k].output, o.jobs);
-    } catch (const Error& e) {
-      log_error("{}", e.what());
-      failed = failed_before_start(int(e.code()), without_input_prefix(e.what(), o.clips[k].input));
-    } catch (const std::exception& e) {  // the other workers wait for looked_at
-      log_error("internal error: {}", e.what());
-      failed = failed_before_start(int(ExitCode::internal), std::string("internal error: ") + e.what());
+    } catch (const std::exception& e) {  // (any: the other workers wait for looked_at)
+      log_warning("{}: runs whole, not cut into segments: {}", o.clips[k].input, e.what());
     }
     std::lock_guard lock(mutex);
     tasks.looked_at(k, cut ? cut->segments() : 0);
-    if (failed) {
-      clip_failed(k);
-      outcomes[k] = std::move(*failed);
-    }
-    if (cut) segmented[k] = std::move(cut);
-    return failed ? Cut::failed : segmented[k] ? Cut::segments : Cut::whole;
+    segmented[k] = std::move(cut);
+    return segmented[k].get();
   };
   auto run_segment = [&](size_t k, int index, int device) {
     SegmentedClip* clip = nullptr;
@@ -374,10 +356,12 @@ int run_batch(const BatchOptions& o) {
       }
       if (cut_long_clips) {
         set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
-        const Cut cut = cut_if_long(k);
+        const bool cut = cut_if_long(k) != nullptr;
         set_thread_log_context("");
-        if (cut == Cut::segments) run_segment(k, 0, device);
-        if (cut != Cut::whole) continue;
+        if (cut) {
+          run_segment(k, 0, device);
+          continue;
+        }
       }
       set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
       ClipOutcome outcome = run_clip(o, k, counts[k], engines);

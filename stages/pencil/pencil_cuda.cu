@@ -145,6 +145,8 @@ void PencilStage::forget_history_cuda() {
   SP_CUDA_CHECK(cudaMemset(c.range_state, 0, 4 * sizeof(double)));
   SP_CUDA_CHECK(cudaMemset(c.ema, 0, kLevels * sizeof(double)));
   if (c.stats) SP_CUDA_CHECK(cudaMemset(c.stats, 0, sizeof(SolveStats)));
+  // The memsets run on the legacy stream, which the frames' non-blocking streams do not wait for.
+  SP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 void PencilStage::release_cuda() {
