@@ -133,7 +133,7 @@ SegmentedOutcome SegmentedClip::finish(bool interrupted) {
   auto fail = [&](int code, const std::string& error) {
     out.code = code;
     out.error = error;
-    log_error("the finished segments stay in {}; the same clip again with `run --jobs` redoes only the others",
+    log_error("the finished segments stay in {}; the same command again redoes only the others",
               manifest_.workdir);
     return out;
   };

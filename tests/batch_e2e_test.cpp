@@ -184,7 +184,8 @@ TEST(BatchE2E, AKeptChainStartsEachClipAsItsSingleRun) {
 // A clip long enough for --jobs auto to give it two workers by its length
 // (auto_jobs.cpp: 60 s a worker with temporal stages, 20 s without) is cut
 // as `run CLIP --jobs 2` cuts it, warm-up frames included, and joined into
-// its output; the short ones run whole. Each output is its single run's.
+// its output; the short ones run whole. Each output is its single run's. A
+// failed segment fails its clip alone, and the same command completes it.
 TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
   TempDir dir;
   fs::create_directories(dir.file("batch"));
@@ -199,8 +200,26 @@ TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
   std::string args = "run " + styled_config();
   for (const std::string& in : inputs) args += " -i " + shell_quote(in);
   const std::string stats = dir.file("stats.json");
-  const CommandResult batch =
-      stylepipe(args + " -o " + shell_quote(dir.file("batch/{stem}.mkv")) + kRun + " --jobs 2 --stats-json " + stats);
+  const std::string command =
+      args + " -o " + shell_quote(dir.file("batch/{stem}.mkv")) + kRun + " -y --jobs 2 --stats-json " + stats;
+
+  // Segment 1 cannot open its output (a folder holds its temporary file's
+  // name): the long clip fails alone, and nothing of it is joined.
+  const std::string blocker = dir.file("batch/long.mkv.parts/.segment_0001.nut.partial.partial");
+  fs::create_directories(blocker);
+  const CommandResult failed = stylepipe(command);
+  EXPECT_EQ(failed.exit_code, 65) << failed.output;
+  EXPECT_NE(failed.output.find("3 of 4 inputs done, 1 failed"), std::string::npos) << failed.output;
+  EXPECT_NE(failed.output.find("stylepipe: " + inputs[1] + ": "), std::string::npos) << failed.output;
+  EXPECT_EQ(files_in(dir.file("batch")), (std::vector<std::string>{"a.mkv", "b.mkv", "c.mkv", "long.mkv.parts"}))
+      << "no joined output, no temporary one";
+  const nlohmann::json f = read_json(stats);
+  EXPECT_NE(f["inputs"][1]["exit_code"], 0) << f["inputs"][1].dump(2);
+  EXPECT_FALSE(f["inputs"][1]["error"].get<std::string>().empty()) << f["inputs"][1].dump(2);
+
+  // The same command again redoes what is missing.
+  fs::remove_all(blocker);
+  const CommandResult batch = stylepipe(command);
   ASSERT_EQ(batch.exit_code, 0) << batch.output;
   const nlohmann::json s = read_json(stats);
   ASSERT_EQ(s["inputs"].size(), inputs.size()) << s.dump(2);
