@@ -196,6 +196,8 @@ struct Task {
 };
 
 class TaskQueue {
+  static bool is_segment(const Task& t) { return t.segment >= 0; }
+
  public:
   TaskQueue(size_t clips, bool clips_may_be_cut) : may_cut_(clips_may_be_cut) {
     for (size_t k = 0; k < clips; ++k) tasks_.push_back({k});
@@ -208,9 +210,7 @@ class TaskQueue {
     std::unique_lock lock(mutex_);
     for (;;) {
       if (cancelled()) return std::nullopt;
-      const bool segments_only = no_new_clips();
-      const auto it = segments_only ? std::find_if(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.segment >= 0; })
-                                    : tasks_.begin();
+      const auto it = no_new_clips() ? std::find_if(tasks_.begin(), tasks_.end(), is_segment) : tasks_.begin();
       if (it != tasks_.end()) {
         const Task task = *it;
         tasks_.erase(it);

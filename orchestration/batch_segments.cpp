@@ -119,7 +119,8 @@ SegmentedOutcome SegmentedClip::finish(bool interrupted) {
   out.seconds = std::chrono::duration<double>(joined_at_ - created_).count();
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [index, code] : exit_codes_) {
-    nlohmann::json entry = {{"index", index}, {"exit_code", code}, {"stats", read_json_file(manifest_.segment_stats_path(index))}};
+    nlohmann::json entry = {
+        {"index", index}, {"exit_code", code}, {"stats", read_json_file(manifest_.segment_stats_path(index))}};
     if (const auto d = devices_.find(index); d != devices_.end()) entry["device"] = d->second;
     list.push_back(std::move(entry));
   }

@@ -28,8 +28,9 @@ std::string make_clip(const std::string& path, const std::string& size, double s
   const size_t x = size.find('x');
   const int w = std::stoi(size.substr(0, x)), h = std::stoi(size.substr(x + 1));
   const std::string video = "-f lavfi -i \"testsrc2=size=" + std::to_string(w + 64) + "x" + std::to_string(h + 64) +
-                            ":rate=" + std::to_string(rate) + ",crop=" + std::to_string(w) + ":" + std::to_string(h) + ":" +
-                            std::to_string(2 * (rng() % 32)) + ":" + std::to_string(2 * (rng() % 32)) + "\"";
+                            ":rate=" + std::to_string(rate) + ",crop=" + std::to_string(w) + ":" +
+                            std::to_string(h) + ":" + std::to_string(2 * (rng() % 32)) + ":" +
+                            std::to_string(2 * (rng() % 32)) + "\"";
   const std::string tone = audio ? " -f lavfi -i sine=frequency=" + std::to_string(200 + rng() % 800) +
                                        ":sample_rate=44100 -c:a aac"
                                  : "";
@@ -236,9 +237,9 @@ TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
   for (size_t k = 0; k < inputs.size(); ++k) {
     const std::string name = fs::path(inputs[k]).stem().string() + ".mkv";
     const bool is_long = k == 1;
-    const CommandResult single =
-        stylepipe("run " + styled_config() + " -i " + shell_quote(inputs[k]) + " -o " +
-                  shell_quote(dir.file("single/" + name)) + kRun + (is_long ? " --jobs 2 --stats-json " + single_stats : ""));
+    const std::string jobs = is_long ? " --jobs 2 --stats-json " + single_stats : "";
+    const CommandResult single = stylepipe("run " + styled_config() + " -i " + shell_quote(inputs[k]) + " -o " +
+                                           shell_quote(dir.file("single/" + name)) + kRun + jobs);
     ASSERT_EQ(single.exit_code, 0) << single.output;
     EXPECT_EQ(fingerprint(dir.file("batch/" + name)), fingerprint(dir.file("single/" + name))) << name << " differs";
     const nlohmann::json& e = s["inputs"][k];
@@ -253,8 +254,9 @@ TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
   ASSERT_EQ(cut["stats"]["segments"].size(), jobs_run["segments"].size()) << cut.dump(2);
   for (const nlohmann::json& segment : cut["stats"]["segments"]) {
     EXPECT_EQ(segment["exit_code"], 0);
-    if (temporal && segment["index"] > 0)
+    if (temporal && segment["index"] > 0) {
       EXPECT_GT(segment["stats"]["frames"]["lead_in"].get<int>(), 0) << "a temporal stage warms up before each seam";
+    }
   }
   EXPECT_NE(batch.output.find("long.mp4: " + std::to_string(jobs_run["segments"].size()) + " segments"),
             std::string::npos) << batch.output;
