@@ -325,7 +325,7 @@ int run_batch(const BatchOptions& o) {
     segmented[k] = std::move(cut);
     return segmented[k].get();
   };
-  auto run_segment = [&](size_t k, int index, int device) {
+  auto run_segment = [&](size_t k, int index, int worker, int device) {
     SegmentedClip* clip = nullptr;
     {
       std::lock_guard lock(mutex);
@@ -333,12 +333,12 @@ int run_batch(const BatchOptions& o) {
     }
     if (clip->stopped()) return;
     set_thread_log_context(fmt::format("clip {}/{} segment {}", k + 1, count, index));
-    const int code = clip->run_segment(index, device);
+    const int code = clip->run_segment(index, worker, device);
     set_thread_log_context("");
     std::lock_guard lock(mutex);
     if (code != 0 && code != int(ExitCode::interrupted)) clip_failed(k);
   };
-  auto work = [&](int device) {
+  auto work = [&](int worker, int device) {
     try {
       if (device >= 0) use_cuda_device(device);
     } catch (const Error& e) {
@@ -351,7 +351,7 @@ int run_batch(const BatchOptions& o) {
     while (const std::optional<Task> task = tasks.next(no_new_clips, cancelled)) {
       const size_t k = task->clip;
       if (task->segment >= 0) {
-        run_segment(k, task->segment, device);
+        run_segment(k, task->segment, worker, device);
         continue;
       }
       if (cut_long_clips) {
@@ -359,7 +359,7 @@ int run_batch(const BatchOptions& o) {
         const bool cut = cut_if_long(k) != nullptr;
         set_thread_log_context("");
         if (cut) {
-          run_segment(k, 0, device);
+          run_segment(k, 0, worker, device);
           continue;
         }
       }
@@ -380,11 +380,12 @@ int run_batch(const BatchOptions& o) {
   // The clips share each device's context; it stays up between them.
   CudaContextHold hold;
   ProgressReporter progress(o.progress, 0, 0);
-  const int workers = int(std::min<size_t>(size_t(std::max(1, o.jobs)), count));
+  // Fewer clips than jobs: the workers left over may still take segments.
+  const int workers = cut_long_clips ? o.jobs : int(std::min<size_t>(size_t(std::max(1, o.jobs)), count));
   running = workers;
   std::vector<std::thread> threads;
   for (int k = 0; k < workers; ++k)
-    threads.emplace_back(work, o.devices.empty() ? -1 : o.devices[size_t(k) % o.devices.size()]);
+    threads.emplace_back(work, k, o.devices.empty() ? -1 : o.devices[size_t(k) % o.devices.size()]);
   int64_t frames = 0;
   double media_seconds = 0;
   auto total = [&] {

@@ -82,7 +82,7 @@ SegmentedClip::~SegmentedClip() {
   concat_.join();
 }
 
-int SegmentedClip::run_segment(int index, int device) {
+int SegmentedClip::run_segment(int index, int worker, int device) {
   WorkerOverrides w = rules_.worker;
   w.progress = ProgressMode::none;
   w.stats_json_path = manifest_.segment_stats_path(index);
@@ -107,6 +107,7 @@ int SegmentedClip::run_segment(int index, int device) {
   }
   std::lock_guard lock(mutex_);
   exit_codes_[index] = code;
+  workers_[index] = worker;
   if (device >= 0) devices_[index] = device;
   if (code == 0) {
     ++finished_;
@@ -136,8 +137,10 @@ SegmentedOutcome SegmentedClip::finish(bool interrupted) {
   out.seconds = std::chrono::duration<double>(joined_at_ - created_).count();
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [index, code] : exit_codes_) {
-    nlohmann::json entry = {
-        {"index", index}, {"exit_code", code}, {"stats", read_json_file(manifest_.segment_stats_path(index))}};
+    nlohmann::json entry = {{"index", index},
+                            {"exit_code", code},
+                            {"worker", workers_.at(index)},
+                            {"stats", read_json_file(manifest_.segment_stats_path(index))}};
     if (const auto d = devices_.find(index); d != devices_.end()) entry["device"] = d->second;
     list.push_back(std::move(entry));
   }

@@ -38,7 +38,7 @@ struct SegmentedOutcome {
   std::string error;
   int64_t frames = 0;
   double seconds = 0;  // from its plan to its output's end
-  nlohmann::json stats;  // {"workdir", "segments": [{index, exit_code, device, stats}]}
+  nlohmann::json stats;  // {"workdir", "segments": [{index, exit_code, worker, device, stats}]}
 };
 
 class SegmentedClip {
@@ -51,10 +51,10 @@ class SegmentedClip {
 
   int segments() const { return int(manifest_.segments.size()); }
   const Manifest& manifest() const { return manifest_; }
-  // Runs segment `index` on the calling batch worker (its device, -1 for
-  // none); returns its exit code. After a failed segment or stop(), the
-  // running ones finalize what they wrote and the others do not start.
-  int run_segment(int index, int device);
+  // Runs segment `index` on the calling batch worker (its number, and its
+  // device or -1); returns its exit code. After a failed segment or stop(),
+  // the running ones finalize what they wrote and the others do not start.
+  int run_segment(int index, int worker, int device);
   bool stopped() const { return stop_; }
   void stop() { stop_ = true; }
   void add_progress(int64_t& frames, double& media_seconds) const;
@@ -72,7 +72,7 @@ class SegmentedClip {
   std::atomic<bool> stop_{false};
   std::deque<SharedProgress> progress_;  // per segment; atomics stay where they were made
   mutable std::mutex mutex_;
-  std::map<int, int> exit_codes_, devices_;
+  std::map<int, int> exit_codes_, workers_, devices_;
   int failure_ = 0;
   std::string failure_error_;
   int finished_ = 0;

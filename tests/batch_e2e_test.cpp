@@ -262,6 +262,19 @@ TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
             std::string::npos) << batch.output;
   EXPECT_EQ(files_in(dir.file("batch")), (std::vector<std::string>{"a.mkv", "b.mkv", "c.mkv", "long.mkv"}))
       << "no segment folder, no temporary file left";
+
+  // Alone in a batch (a pattern), the long clip still has --jobs workers:
+  // the one that cut it runs segment 0, the other takes segment 1.
+  fs::create_directories(dir.file("alone"));
+  const std::string alone_stats = dir.file("alone.json");
+  const CommandResult alone = stylepipe("run " + styled_config() + " -i " + shell_quote(inputs[1]) + " -o " +
+                                        shell_quote(dir.file("alone/{stem}.mkv")) + kRun +
+                                        " --jobs 2 --stats-json " + alone_stats);
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(fingerprint(dir.file("alone/long.mkv")), fingerprint(dir.file("single/long.mkv")));
+  const nlohmann::json a = read_json(alone_stats)["inputs"][0]["stats"]["segments"];
+  ASSERT_GE(a.size(), 2u) << a.dump(2);
+  EXPECT_NE(a[0]["worker"], a[1]["worker"]) << a.dump(2);
 }
 
 TEST(BatchE2E, FailFastStartsNothingAfterTheBadInput) {
