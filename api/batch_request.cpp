@@ -14,6 +14,7 @@
 #include "pipeline/config.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
+#include "pipeline/stage_chain.h"
 
 namespace stylepipe::detail {
 namespace {
@@ -21,7 +22,8 @@ namespace {
 using sp::Error;
 using sp::ExitCode;
 
-// A batch runs each clip whole: what belongs to one cut file or one segment is refused.
+// A batch cuts only its long clips, as `run --jobs N` would cut each: what
+// belongs to one plan or one segment is refused.
 void refuse_segment_flags(const TranscodeRequest& a) {
   const char* flag = !a.manifest.empty() ? "--manifest" : a.index ? "--index" : a.force ? "--force"
                      : a.segments ? "--segments"
@@ -29,8 +31,21 @@ void refuse_segment_flags(const TranscodeRequest& a) {
                      : a.keep_segments ? "--keep-segments" : a.worker_processes ? "--worker-processes" : nullptr;
   if (flag)
     throw Error(ExitCode::usage, std::string(flag) +
-                                     " goes with one input: several inputs (or an -o pattern) run each clip whole, "
-                                     "--jobs of them at a time");
+                                     " goes with one input: several inputs (or an -o pattern) run --jobs clips at "
+                                     "a time, and cut those long enough as `run --jobs` cuts one");
+}
+
+// What `run CLIP --jobs N` would plan and give its workers, with the batch's
+// share of the cores for each encoder.
+sp::LongClipRules long_clip_rules(const TranscodeRequest& a, const sp::Config& config, const sp::BatchOptions& o) {
+  sp::LongClipRules rules;
+  rules.plan = plan_request(a, o.jobs);
+  rules.worker = worker_overrides(a);
+  rules.worker.threads = o.clip.output.threads;
+  rules.worker.stats_json_path.clear();
+  sp::BufferPool pool;  // no buffer is made: the stages are only asked what they are
+  rules.temporal = sp::StageChain(stage_specs(config), sp::Backend::cpu, pool).any_temporal();
+  return rules;
 }
 
 }  // namespace
@@ -76,6 +91,7 @@ int run_batch(const TranscodeRequest& a) {
   if (o.jobs > 1 && !a.threads)
     o.clip.input.threads = o.clip.output.threads =
         std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / o.jobs)));
+  if (o.jobs > 1 && !reads_one_stream(a)) o.long_clips = long_clip_rules(first, config, o);
   o.fail_fast = a.fail_fast;
   o.progress = o.clip.progress;
   o.stats_json_path = a.stats_json;

@@ -112,4 +112,44 @@ sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request) {
   return host;
 }
 
+sp::PlanRequest plan_request(const TranscodeRequest& a, int jobs) {
+  const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
+  const sp::TranscodeOptions single = detail::transcode_options(a, config);
+  sp::PlanRequest r;
+  r.config_path = a.config_path;
+  r.input_path = a.input;
+  r.output = {single.output.url, single.output.format, single.output.codec, single.output.preset,
+              single.output.pixel_format, single.output.crf, single.output.overwrite};
+  r.segments = a.segments.value_or(0);
+  r.jobs = jobs;
+  r.segment_seconds = a.segment_seconds.value_or(0);
+  r.workdir = a.workdir;
+  r.backend = a.backend;
+  r.hwdec = a.hwdec;
+  r.encoder = a.encoder;
+  return r;
+}
+
+sp::WorkerOverrides worker_overrides(const TranscodeRequest& a) {
+  sp::WorkerOverrides o;
+  // Flags on the worker's own command line override the plan's defaults.
+  if (a.backend != "auto") o.backend = a.backend;
+  if (a.hwdec != "auto") o.hwdec = a.hwdec;
+  if (a.encoder != "auto") o.encoder = a.encoder;
+  o.frames_in_flight = a.frames_in_flight;
+  o.queue_depth = a.queue_depth;
+  o.threads = a.threads;
+  sp::ProgressMode mode = sp::ProgressMode::automatic;
+  sp::parse_progress_mode(a.progress, &mode);
+  o.progress = a.quiet ? sp::ProgressMode::none : mode;
+  o.stats_json_path = a.stats_json;
+  o.force = a.force;
+  return o;
+}
+
+bool reads_one_stream(const TranscodeRequest& a) {
+  return a.frames >= 0 || a.start > 0 || a.duration >= 0 || a.low_latency || !a.input_format.empty() ||
+         a.input == "-" || a.drop_policy != "block";
+}
+
 }  // namespace stylepipe::detail

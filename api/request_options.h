@@ -4,6 +4,7 @@
 
 #include "orchestration/auto_jobs.h"
 #include "orchestration/bench.h"
+#include "orchestration/segment_plan.h"
 #include "orchestration/transcode.h"
 #include "pipeline/config.h"
 #include "stylepipe/tools.h"
@@ -21,5 +22,12 @@ std::vector<sp::StageSpec> stage_specs(const sp::Config& config);
 // uses (--devices, else GPU 0; none on the CPU backend). Leaves the input's
 // length and temporal stages to the caller.
 sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request);
+// What `run --jobs N` plans (make_plan) and gives its workers (their own
+// flags override the plan's defaults).
+sp::PlanRequest plan_request(const TranscodeRequest& request, int jobs);
+sp::WorkerOverrides worker_overrides(const TranscodeRequest& request);
+// The input is read as one stream from its start (a pipe, a device,
+// --frames, --start, --duration): it cannot be cut into segments.
+bool reads_one_stream(const TranscodeRequest& request);
 
 }  // namespace stylepipe::detail

@@ -53,24 +53,6 @@ void refuse_single_stream_flags(const TranscodeRequest& a, const char* mode) {
   if (flag) throw Error(sp::ExitCode::usage, fmt::format("{} does not combine with {}: segments are cut from a file", mode, flag));
 }
 
-sp::PlanRequest plan_request(const TranscodeRequest& a, int jobs) {
-  const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
-  const sp::TranscodeOptions single = detail::transcode_options(a, config);
-  sp::PlanRequest r;
-  r.config_path = a.config_path;
-  r.input_path = a.input;
-  r.output = {single.output.url, single.output.format, single.output.codec, single.output.preset,
-              single.output.pixel_format, single.output.crf, single.output.overwrite};
-  r.segments = a.segments.value_or(0);
-  r.jobs = jobs;
-  r.segment_seconds = a.segment_seconds.value_or(0);
-  r.workdir = a.workdir;
-  r.backend = a.backend;
-  r.hwdec = a.hwdec;
-  r.encoder = a.encoder;
-  return r;
-}
-
 void print_plan(const sp::Manifest& m) {
   std::printf("manifest: %s\nsegments: %zu\nwarm-up frames: %d\nkeyframes from: %s\n", m.path.c_str(),
               m.segments.size(), m.warmup_frames, m.keyframe_source.c_str());
@@ -78,23 +60,6 @@ void print_plan(const sp::Manifest& m) {
     const std::string end = s.end_seconds < 0 ? std::string("end") : fmt::format("{:.3f} s", s.end_seconds);
     std::printf("segment %d: %.3f s .. %s -> %s\n", s.index, s.begin_seconds, end.c_str(), s.file.c_str());
   }
-}
-
-sp::WorkerOverrides worker_overrides(const TranscodeRequest& a) {
-  sp::WorkerOverrides o;
-  // Flags on the worker's own command line override the plan's defaults.
-  if (a.backend != "auto") o.backend = a.backend;
-  if (a.hwdec != "auto") o.hwdec = a.hwdec;
-  if (a.encoder != "auto") o.encoder = a.encoder;
-  o.frames_in_flight = a.frames_in_flight;
-  o.queue_depth = a.queue_depth;
-  o.threads = a.threads;
-  sp::ProgressMode mode = sp::ProgressMode::automatic;
-  sp::parse_progress_mode(a.progress, &mode);
-  o.progress = a.quiet ? sp::ProgressMode::none : mode;
-  o.stats_json_path = a.stats_json;
-  o.force = a.force;
-  return o;
 }
 
 int run_segment(const TranscodeRequest& a) {
@@ -105,7 +70,7 @@ int run_segment(const TranscodeRequest& a) {
     throw Error(sp::ExitCode::usage, "run --manifest needs --index I, or an array job's SLURM_ARRAY_TASK_ID, "
                                      "JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX");
   if (source != "--index") log_info("segment {} (from {})", *index, source);
-  return sp::run_segment(m, *index, worker_overrides(a));
+  return sp::run_segment(m, *index, detail::worker_overrides(a));
 }
 
 int run_parallel(const TranscodeRequest& a) {
@@ -126,12 +91,12 @@ int run_parallel(const TranscodeRequest& a) {
     context = std::async(std::launch::async, sp::start_cuda_contexts,
                          o.devices.empty() ? std::vector<int>{sp::current_cuda_device()} : o.devices);
   const auto planning = std::chrono::steady_clock::now();
-  sp::Manifest m = sp::make_plan(plan_request(a, a.jobs));
+  sp::Manifest m = sp::make_plan(detail::plan_request(a, a.jobs));
   sp::save_plan(m);
   o.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
   log_info("{} segments ({} warm-up frames each) in {}, {} at a time", m.segments.size(), m.warmup_frames, m.workdir,
            a.jobs);
-  o.worker = worker_overrides(a);
+  o.worker = detail::worker_overrides(a);
   // N encoders each taking every core would fight over them: each gets its share.
   o.worker.threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / a.jobs))));
   o.log_level = a.quiet ? "error" : a.log_level;
@@ -169,8 +134,7 @@ int run_with_auto_jobs(TranscodeRequest a) {
   sp::AutoJobsHost host = detail::auto_jobs_host(a);
   sp::BufferPool pool;  // no buffer is made: the stages are only asked what they are
   host.temporal = sp::StageChain(detail::stage_specs(config), sp::Backend::cpu, pool).any_temporal();
-  const bool one_stream = a.frames >= 0 || a.start > 0 || a.duration >= 0 || a.low_latency || !a.input_format.empty() ||
-                          a.input == "-" || a.drop_policy != "block";
+  const bool one_stream = detail::reads_one_stream(a);
   sp::AutoJobs choice{1, "1 worker: the input is read as one stream (a pipe, a device, --frames, --start or --duration)"};
   if (!one_stream) {
     host.input_seconds = sp::probe_input_seconds(a.input);
@@ -208,7 +172,7 @@ int plan(const TranscodeRequest& a) {
     refuse_single_stream_flags(a, "plan");
     if (!a.segments && !a.segment_seconds)
       throw sp::Error(sp::ExitCode::usage, "plan needs --segments N or --segment-seconds S");
-    sp::Manifest m = sp::make_plan(plan_request(a, 0));
+    sp::Manifest m = sp::make_plan(detail::plan_request(a, 0));
     sp::save_plan(m);
     print_plan(m);
     return 0;

@@ -29,7 +29,7 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
   const int by_devices = host.gpus > 0 ? host.gpus * kWorkersPerGpu : INT_MAX;
   const int by_cores = std::max(1, host.cores / (host.gpus > 0 ? kCoresPerGpuWorker : kCoresPerCpuWorker));
   const double per_worker = host.temporal ? kSecondsPerTemporalWorker : kSecondsPerWorker;
-  const int by_length = host.input_seconds < 0 ? INT_MAX : std::max(1, int(host.input_seconds / per_worker));
+  const int by_length = host.input_seconds < 0 ? INT_MAX : workers_for_length(host.input_seconds, host.temporal);
   AutoJobs a;
   a.jobs = std::max(1, std::min({by_devices, by_cores, by_length}));
   std::string devices = host.gpus > 0 ? fmt::format("{} GPU{} x {}", host.gpus, host.gpus == 1 ? "" : "s", kWorkersPerGpu)
@@ -40,6 +40,10 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
   a.why = fmt::format("{} worker{}: {}, {} cores / {}, {}", a.jobs, a.jobs == 1 ? "" : "s", devices, host.cores,
                       host.gpus > 0 ? kCoresPerGpuWorker : kCoresPerCpuWorker, length);
   return a;
+}
+
+int workers_for_length(double input_seconds, bool temporal) {
+  return std::max(1, int(input_seconds / (temporal ? kSecondsPerTemporalWorker : kSecondsPerWorker)));
 }
 
 double probe_input_seconds(const std::string& path) {

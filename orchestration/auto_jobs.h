@@ -21,6 +21,11 @@ struct AutoJobs {
 
 AutoJobs choose_jobs(const AutoJobsHost& host);
 
+// The workers an input of this length is worth by its length alone (each
+// worker's start stays a few percent of its segment); at least 1. A batch
+// cuts the clips worth 2 or more.
+int workers_for_length(double input_seconds, bool temporal);
+
 // The input's duration from its container (no decoding); -1 where it says none.
 double probe_input_seconds(const std::string& path);
 

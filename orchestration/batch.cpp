@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -16,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "orchestration/engine_cache.h"
 #include "orchestration/output_pattern.h"
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
@@ -78,6 +82,7 @@ struct ClipOutcome {
   int64_t frames = 0;
   double seconds = 0;
   std::optional<nlohmann::json> stats;
+  int segments = 0;  // where the clip was cut: its plan's
 };
 
 // The failure's words without the input's name in front: the report names it.
@@ -86,7 +91,7 @@ std::string without_input_prefix(std::string error, const std::string& input) {
   return error;
 }
 
-ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progress) {
+ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progress, EngineCache& engines) {
   const BatchClip& clip = o.clips[index];
   TranscodeOptions t = o.clip;
   t.input.url = clip.input;
@@ -95,6 +100,7 @@ ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progre
   t.stats_json_path.clear();
   t.stop = o.cancel;
   t.progress_sink = &progress;
+  t.engine_cache = &engines;
   ClipOutcome outcome;
   outcome.started = true;
   const auto start = std::chrono::steady_clock::now();
@@ -136,6 +142,7 @@ nlohmann::json batch_json(const BatchOptions& o, const std::vector<ClipOutcome>&
       entry.update({{"exit_code", c.code}, {"error", c.error}, {"frames", c.frames}, {"seconds", c.seconds},
                     {"fps", fps}});
       if (c.device >= 0) entry["device"] = c.device;
+      if (c.segments > 0) entry["segments"] = c.segments;
       if (c.stats) entry["stats"] = *c.stats;
       frames += c.frames;
       done += c.code == 0;
@@ -180,6 +187,81 @@ void report(const BatchOptions& o, const std::vector<ClipOutcome>& outcomes) {
   std::fflush(stderr);
 }
 
+// What the workers take, in order: a clip (whole, or cut once it turns out
+// long) or a segment of a cut one. A worker looking at a clip may add its
+// segments, so until it has, an empty queue is not the end.
+struct Task {
+  size_t clip = 0;
+  int segment = -1;  // -1: the clip
+};
+
+class TaskQueue {
+  static bool is_segment(const Task& t) { return t.segment >= 0; }
+
+ public:
+  TaskQueue(size_t clips, bool clips_may_be_cut) : may_cut_(clips_may_be_cut) {
+    for (size_t k = 0; k < clips; ++k) tasks_.push_back({k});
+  }
+  // The next task; none once there is none left or `cancelled` says so.
+  // After `no_new_clips` only segments of clips already started come: those
+  // clips finish whole. A clip taken where clips may be cut must be answered
+  // by looked_at.
+  std::optional<Task> next(const std::function<bool()>& no_new_clips, const std::function<bool()>& cancelled) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (cancelled()) return std::nullopt;
+      const auto it = no_new_clips() ? std::find_if(tasks_.begin(), tasks_.end(), is_segment) : tasks_.begin();
+      if (it != tasks_.end()) {
+        const Task task = *it;
+        tasks_.erase(it);
+        looking_ += task.segment < 0 && may_cut_;
+        return task;
+      }
+      if (looking_ == 0) return std::nullopt;
+      more_.wait_for(lock, std::chrono::milliseconds(100));  // the flags are polled
+    }
+  }
+  // `clip` was cut into `segments` (0: it was not): segments 1.. come next,
+  // segment 0 is the caller's.
+  void looked_at(size_t clip, int segments) {
+    {
+      std::lock_guard lock(mutex_);
+      for (int i = segments - 1; i >= 1; --i) tasks_.push_front({clip, i});
+      --looking_;
+    }
+    more_.notify_all();
+  }
+
+ private:
+  const bool may_cut_;
+  std::mutex mutex_;
+  std::condition_variable more_;
+  std::deque<Task> tasks_;
+  int looking_ = 0;
+};
+
+// After the workers: each cut clip's joined output, or its failure, is its
+// outcome. Stopped, each joins what was finished from its start.
+void finish_segmented_clips(const BatchOptions& o, std::vector<std::unique_ptr<SegmentedClip>>& segmented,
+                            std::vector<ClipOutcome>& outcomes, bool stopped) {
+  for (size_t k = 0; k < segmented.size(); ++k) {
+    if (!segmented[k]) continue;
+    if (interrupted()) acknowledge_interrupt();  // the workers have stopped; the joins must not stop too
+    SegmentedOutcome s = segmented[k]->finish(stopped);
+    ClipOutcome& c = outcomes[k];
+    c.started = s.started;
+    c.code = s.code;
+    c.error = without_input_prefix(s.error, o.clips[k].input);
+    c.frames = s.frames;
+    c.seconds = s.seconds;
+    c.stats = std::move(s.stats);
+    c.segments = segmented[k]->segments();
+    if (c.code == 0)
+      log_info("{} -> {}: {} frames in {} segments, {:.2f} s", o.clips[k].input, o.clips[k].output, c.frames,
+               c.segments, c.seconds);
+  }
+}
+
 }  // namespace
 
 std::vector<BatchClip> batch_clips(const std::vector<std::string>& inputs, const std::string& output_pattern) {
@@ -211,31 +293,85 @@ int run_batch(const BatchOptions& o) {
   const size_t count = o.clips.size();
   std::vector<ClipOutcome> outcomes(count);
   std::deque<SharedProgress> counts(count);  // atomics stay where they were made
-  std::atomic<size_t> next{0};
+  std::vector<std::unique_ptr<SegmentedClip>> segmented(count);  // the clips that were cut
   std::atomic<int> running{0};
   std::atomic<bool> stop_starting{false};
-  std::mutex mutex;
+  std::mutex mutex;  // of the outcomes, the segmented clips and the tasks
   const auto cancelled = [&] { return interrupted() || (o.cancel && o.cancel->load()); };
-  auto work = [&](int device) {
+  const bool cut_long_clips = o.long_clips && o.jobs > 1;
+  TaskQueue tasks(count, cut_long_clips);
+  const auto no_new_clips = [&] { return stop_starting.load(); };
+
+  // Under `mutex`: a clip failed; with --fail-fast no other clip starts.
+  auto clip_failed = [&](size_t k) {
+    if (!o.fail_fast || stop_starting) return;
+    log_error("{} failed; --fail-fast: no other input starts", o.clips[k].input);
+    stop_starting = true;
+  };
+  // A clip long enough becomes its plan's segments: the first on this
+  // worker, the others first in line for any worker. One that cannot be
+  // planned (an output a concat cannot make, keyframes that cannot be read)
+  // runs whole, as its single run without --jobs would.
+  auto cut_if_long = [&](size_t k) {
+    std::unique_ptr<SegmentedClip> cut;
+    try {
+      if (worth_cutting(o.clips[k].input, o.long_clips->temporal))
+        cut = std::make_unique<SegmentedClip>(*o.long_clips, o.clips[k].input, o.clips[k].output, o.jobs);
+    } catch (const std::exception& e) {  // (any: the other workers wait for looked_at)
+      log_warning("{}: runs whole, not cut into segments: {}", o.clips[k].input, e.what());
+    }
+    std::lock_guard lock(mutex);
+    tasks.looked_at(k, cut ? cut->segments() : 0);
+    segmented[k] = std::move(cut);
+    return segmented[k].get();
+  };
+  auto run_segment = [&](size_t k, int index, int worker, int device) {
+    SegmentedClip* clip = nullptr;
+    {
+      std::lock_guard lock(mutex);
+      clip = segmented[k].get();
+    }
+    if (clip->stopped()) return;
+    set_thread_log_context(fmt::format("clip {}/{} segment {}", k + 1, count, index));
+    const int code = clip->run_segment(index, worker, device);
+    set_thread_log_context("");
+    std::lock_guard lock(mutex);
+    if (code != 0 && code != int(ExitCode::interrupted)) clip_failed(k);
+  };
+  auto work = [&](int worker, int device) {
     try {
       if (device >= 0) use_cuda_device(device);
     } catch (const Error& e) {
       log_error("GPU {}: {}", device, e.what());
       stop_starting = true;
+      --running;
+      return;
     }
-    for (size_t k; !stop_starting && !cancelled() && (k = next++) < count;) {
+    EngineCache engines;  // the worker's stage chains, configured once for all its clips of a size
+    while (const std::optional<Task> task = tasks.next(no_new_clips, cancelled)) {
+      const size_t k = task->clip;
+      if (task->segment >= 0) {
+        run_segment(k, task->segment, worker, device);
+        continue;
+      }
+      if (cut_long_clips) {
+        set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
+        const bool cut = cut_if_long(k) != nullptr;
+        set_thread_log_context("");
+        if (cut) {
+          run_segment(k, 0, worker, device);
+          continue;
+        }
+      }
       set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
-      ClipOutcome outcome = run_clip(o, k, counts[k]);
+      ClipOutcome outcome = run_clip(o, k, counts[k], engines);
       outcome.device = device;
       if (outcome.code == 0)
         log_info("{} -> {}: {} frames in {:.2f} s", o.clips[k].input, o.clips[k].output, outcome.frames,
                  outcome.seconds);
       set_thread_log_context("");
       std::lock_guard lock(mutex);
-      if (o.fail_fast && is_failure(outcome) && !stop_starting) {
-        log_error("{} failed; --fail-fast: no other input starts", o.clips[k].input);
-        stop_starting = true;
-      }
+      if (is_failure(outcome)) clip_failed(k);
       outcomes[k] = std::move(outcome);
     }
     --running;
@@ -244,30 +380,41 @@ int run_batch(const BatchOptions& o) {
   // The clips share each device's context; it stays up between them.
   CudaContextHold hold;
   ProgressReporter progress(o.progress, 0, 0);
-  const int workers = int(std::min<size_t>(size_t(std::max(1, o.jobs)), count));
+  // Fewer clips than jobs: the workers left over may still take segments.
+  const int workers = cut_long_clips ? o.jobs : int(std::min<size_t>(size_t(std::max(1, o.jobs)), count));
   running = workers;
   std::vector<std::thread> threads;
   for (int k = 0; k < workers; ++k)
-    threads.emplace_back(work, o.devices.empty() ? -1 : o.devices[size_t(k) % o.devices.size()]);
+    threads.emplace_back(work, k, o.devices.empty() ? -1 : o.devices[size_t(k) % o.devices.size()]);
   int64_t frames = 0;
   double media_seconds = 0;
   auto total = [&] {
     frames = 0, media_seconds = 0;
     for (const SharedProgress& c : counts) frames += c.frames, media_seconds += c.media_seconds;
+    std::lock_guard lock(mutex);
+    for (const auto& clip : segmented)
+      if (clip) clip->add_progress(frames, media_seconds);
   };
   while (running > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (cancelled()) {  // a segment stops on its clip's flag (a whole clip on `cancel`)
+      std::lock_guard lock(mutex);
+      for (const auto& clip : segmented)
+        if (clip) clip->stop();
+    }
     total();
     progress.update(frames, media_seconds);
     if (o.on_progress) o.on_progress(frames, media_seconds);
   }
   for (std::thread& t : threads) t.join();
+  bool stopped = cancelled();
+  finish_segmented_clips(o, segmented, outcomes, stopped);
   total();
   progress.finish(frames, media_seconds);
   if (o.on_progress) o.on_progress(frames, media_seconds);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  bool failed = false, stopped = cancelled();
+  bool failed = false;
   for (const ClipOutcome& c : outcomes) failed |= is_failure(c), stopped |= c.code == int(ExitCode::interrupted);
   int code = stopped ? int(ExitCode::interrupted) : failed ? int(ExitCode::data_error) : 0;
   report(o, outcomes);

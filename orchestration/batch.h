@@ -1,12 +1,17 @@
 #pragma once
 // A batch: many clips through one config in one process, each clip a whole
 // single run (run_transcode), `jobs` of them at a time on worker threads that
-// share the config parsed once and each GPU's CUDA context.
+// share the config parsed once and each GPU's CUDA context; each worker keeps
+// its configured stage chain for its next clip (orchestration/engine_cache.h).
+// A clip long enough is cut into segments as its `run --jobs N` would be, and
+// they share the workers with the other clips (orchestration/batch_segments.h).
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "orchestration/batch_segments.h"
 #include "orchestration/transcode.h"
 
 namespace sp {
@@ -19,6 +24,8 @@ struct BatchOptions {
   TranscodeOptions clip;  // what every clip runs with; input.url and output.url are each clip's
   std::vector<BatchClip> clips;
   int jobs = 1;
+  // Where set, with jobs > 1: how the clips long enough are cut.
+  std::optional<LongClipRules> long_clips;
   // Worker k runs its clips on GPU devices[k % size] (its device's context,
   // pools, streams, NVDEC); empty: on the calling thread's device.
   std::vector<int> devices;

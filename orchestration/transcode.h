@@ -11,6 +11,8 @@
 
 namespace sp {
 
+class EngineCache;
+
 struct TranscodeOptions {
   std::vector<StageSpec> stages;
   InputOptions input;
@@ -36,6 +38,9 @@ struct TranscodeOptions {
   const std::atomic<bool>* stop = nullptr;
   SharedProgress* progress_sink = nullptr;
   bool stop_requested() const { return stop && stop->load(); }
+  // A batch worker's: the run takes its engine from here when one fits and
+  // leaves it there for the next run (orchestration/engine_cache.h).
+  EngineCache* engine_cache = nullptr;
 };
 
 // Picks the backend for a request of auto|cuda|cpu. `auto` falls back to the

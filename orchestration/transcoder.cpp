@@ -79,20 +79,25 @@ void Transcoder::write_item(WriteItem& item) {
   }
 }
 
+std::unique_ptr<FrameEngine> Transcoder::make_engine(const std::vector<StageSpec>& stages) {
+  return backend_ == Backend::cuda
+             ? make_cuda_engine(stages, pool_, options_.effective_frames_in_flight(), options_.low_latency)
+             : make_cpu_engine(stages, pool_);
+}
+
 void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
   std::vector<StageSpec> stages = options_.stages;
   retire_engine();
   pool_.trim_except(input.width, input.height);
-  auto make = [&](std::vector<StageSpec> specs) {
-    return backend_ == Backend::cuda
-               ? make_cuda_engine(std::move(specs), pool_, options_.effective_frames_in_flight(),
-                                  options_.low_latency)
-               : make_cpu_engine(std::move(specs), pool_);
-  };
   formats_.input_size = input;
   formats_.input_format = format;
   formats_.input_color = color;
-  engine_ = make(stages);
+  engine_ = options_.engine_cache ? options_.engine_cache->take(backend_) : nullptr;
+  const char* chain = !engine_ ? "built" : engine_->chain().input_size() == input ? "kept" : "kept, configured";
+  if (stats_.stage_chain.empty()) stats_.stage_chain = chain;
+  if (!engine_) engine_ = make_engine(stages);
+  engine_cacheable_ = true;
+  traffic_at_start_ = engine_->traffic();
   Size out = engine_->configure(formats_);
   if (writer_ && out != output_size_) {
     // The encoder keeps its size: fit the new chain output to it.
@@ -104,7 +109,10 @@ void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
     fit.params.set("width", int64_t(output_size_.width));
     fit.params.set("height", int64_t(output_size_.height));
     stages.push_back(std::move(fit));
-    engine_ = make(stages);
+    retire_engine();
+    engine_ = make_engine(stages);
+    engine_cacheable_ = false;
+    traffic_at_start_ = {};
     out = engine_->configure(formats_);
   }
   connect_device_output();
@@ -128,16 +136,31 @@ void Transcoder::connect_device_output() {
   });
 }
 
-// Keeps the engine's transfer counters in the stats before it goes away.
+// Keeps this run's part of the engine's transfer counters in the stats, and
+// the engine itself in the cache where it can serve the next run: idle, and
+// not left half-way by a failure.
 void Transcoder::retire_engine() {
   if (!engine_) return;
   const EngineTraffic t = engine_->traffic();
-  stats_.traffic.host_to_device_bytes += t.host_to_device_bytes;
-  stats_.traffic.device_to_host_bytes += t.device_to_host_bytes;
-  stats_.traffic.host_copy_bytes += t.host_copy_bytes;
-  stats_.traffic.frame_graphs_captured += t.frame_graphs_captured;
-  stats_.traffic.frame_graphs_replayed += t.frame_graphs_replayed;
+  const EngineTraffic& t0 = traffic_at_start_;
+  stats_.traffic.host_to_device_bytes += t.host_to_device_bytes - t0.host_to_device_bytes;
+  stats_.traffic.device_to_host_bytes += t.device_to_host_bytes - t0.device_to_host_bytes;
+  stats_.traffic.host_copy_bytes += t.host_copy_bytes - t0.host_copy_bytes;
+  stats_.traffic.frame_graphs_captured += t.frame_graphs_captured - t0.frame_graphs_captured;
+  stats_.traffic.frame_graphs_replayed += t.frame_graphs_replayed - t0.frame_graphs_replayed;
+  if (options_.engine_cache && engine_cacheable_ && engine_->in_flight() == 0 && !failure_.failed())
+    options_.engine_cache->keep(std::move(engine_));
   engine_.reset();
+}
+
+// A cache's pool served the runs before this one too: their counts are not this run's.
+PoolStats Transcoder::pool_stats_of_this_run() const {
+  PoolStats s = pool_.stats();
+  s.hits -= pool_at_start_.hits;
+  s.misses -= pool_at_start_.misses;
+  s.releases -= pool_at_start_.releases;
+  s.freed -= pool_at_start_.freed;
+  return s;
 }
 
 void Transcoder::record_stage_counters(int lane) {
@@ -297,7 +320,9 @@ void Transcoder::process_item(ReadItem& item, MediaReader& reader) {
 // outlive them.
 std::thread Transcoder::start_device_teardown(MediaReader& reader, std::shared_future<void> writes_done) {
   if (backend_ != Backend::cuda) return {};
-  const bool release_context = !reader.hardware_decoder_attached() && !(writer_ && writer_->takes_device_pictures());
+  // A kept engine holds the pool's buffers and the context for the next run.
+  const bool release_context = !options_.engine_cache && !reader.hardware_decoder_attached() &&
+                               !(writer_ && writer_->takes_device_pictures());
   return std::thread([this, &reader, writes_done, release_context] {
     name_this_thread("sp-teardown");
     try {
@@ -369,7 +394,7 @@ int Transcoder::run(MediaReader& reader) {
     stages_done();
     write_thread.join();
   }
-  stats_.pool = pool_.stats();  // before the teardown may trim it
+  stats_.pool = pool_stats_of_this_run();  // before the teardown may trim it
   writes_done.set_value();
   stats_.decoder = {reader.video().codec_name + (reader.decodes_on_device() ? " (nvdec)" : ""),
                     reader.software_decode_reason()};

@@ -14,6 +14,7 @@
 
 #include "pipeline/device.h"
 #include "pipeline/frame_engine.h"
+#include "orchestration/engine_cache.h"
 #include "orchestration/transcode.h"
 
 namespace sp::detail {
@@ -64,6 +65,7 @@ class Transcoder {
   Transcoder(const TranscodeOptions& o, RunStats& stats, std::future<Choice> device, const MediaReader& reader)
       : options_(o),
         stats_(stats),
+        pool_(o.engine_cache ? o.engine_cache->pool() : own_pool_),
         device_(std::move(device)),
         read_queue_(startup_read_ahead(o, reader), o.overflow),
         write_queue_(o.effective_queue_depth()) {}
@@ -94,20 +96,24 @@ class Transcoder {
   void submit_video(ReadItem& item, MediaReader& reader);
   void flush_ready(bool wait_all);
   void forward(WriteItem item);
+  std::unique_ptr<FrameEngine> make_engine(const std::vector<StageSpec>& stages);
   void retire_engine();
   void connect_device_output();
   std::thread start_device_teardown(MediaReader& reader, std::shared_future<void> writes_done);
   void record_stage_counters(int lane);
+  PoolStats pool_stats_of_this_run() const;
 
   const TranscodeOptions& options_;
   RunStats& stats_;
+  BufferPool own_pool_;
+  BufferPool& pool_;  // the engine cache's, where the run has one
+  const PoolStats pool_at_start_ = pool_.stats();
   std::future<Choice> device_;  // the backend, once the device has started
   // The GPU of the thread that made the run; its own threads take it too.
   const int cuda_device_ = current_cuda_device();
   Backend backend_ = Backend::cpu;
   bool bridging_ = false;  // frames go through the CPU while the GPU starts
   double last_bridged_frame_ms_ = 0;
-  BufferPool pool_;
   BoundedQueue<ReadItem> read_queue_;
   BoundedQueue<WriteItem> write_queue_;
   FailureLatch failure_;
@@ -116,6 +122,8 @@ class Transcoder {
   size_t live_stats_frames_ = 0;  // frames the stats have room for before any allocation
   std::unique_ptr<MediaWriter> writer_;
   std::unique_ptr<FrameEngine> engine_;
+  bool engine_cacheable_ = false;     // of options_.stages alone (not fitted to the encoder's size)
+  EngineTraffic traffic_at_start_;  // of a kept engine: what earlier runs moved
   EngineFormats formats_;
   Size output_size_;
   std::deque<std::variant<int64_t, MediaItem>> pending_;  // frame tags and packets in output order

@@ -62,8 +62,14 @@ using DeviceOutputSource = std::function<DeviceOutput()>;
 class FrameEngine {
  public:
   virtual ~FrameEngine() = default;
-  // Call with no frame in flight. Returns the output size.
+  // Call with no frame in flight. Returns the output size. The stage chain
+  // is configured only where its input size changes: a kept engine's chain
+  // costs nothing for the next clip of the same size.
   virtual Size configure(const EngineFormats& formats) = 0;
+  // The next frame begins another video (a batch worker's next clip): the
+  // temporal stages start again and no device output stays connected. Call
+  // with no frame in flight.
+  virtual void begin_new_video() = 0;
   virtual bool can_submit() const = 0;
   // `pinned` says the picture already lives in page-locked memory (bench), so
   // the CUDA engine may copy it to the device without staging.

@@ -57,11 +57,12 @@ class CpuFrameEngine final : public FrameEngine {
   Size configure(const EngineFormats& formats) override {
     formats_ = formats;
     const Size in = formats.input_size;
-    const Size out = chain_.configure(in);
+    const Size out = chain_.input_size() == in ? chain_.output_size() : chain_.configure(in);
     rgba_in_ = PooledBuffer(pool_, {MemoryKind::host, in.width, in.height, kRgbaTag, size_t(in.width) * in.height * 4});
     rgba_out_ = PooledBuffer(pool_, {MemoryKind::host, out.width, out.height, kRgbaTag, size_t(out.width) * out.height * 4});
     return out;
   }
+  void begin_new_video() override { chain_.forget_history(); }
   bool can_submit() const override { return !done_.has_value(); }
 
   void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool, std::shared_ptr<void>) override {

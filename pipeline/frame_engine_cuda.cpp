@@ -66,7 +66,7 @@ class CudaFrameEngine final : public FrameEngine {
   Size configure(const EngineFormats& formats) override {
     formats_ = formats;
     const Size in = formats.input_size;
-    const Size out = chain_.configure(in);
+    const Size out = chain_.input_size() == in ? chain_.output_size() : chain_.configure(in);
     const PlaneLayout in_layout = plane_layout(formats.input_format, in.width, in.height);
     const PlaneLayout out_layout = plane_layout(formats.output_format, out.width, out.height);
     for (Slot& s : slots_) {
@@ -83,6 +83,11 @@ class CudaFrameEngine final : public FrameEngine {
     graphs_.clear();
     replayable_ = chain_.replayable();
     return out;
+  }
+
+  void begin_new_video() override {
+    chain_.forget_history();
+    device_output_ = nullptr;  // the last clip's encoder
   }
 
   bool can_submit() const override { return order_.size() < slots_.size(); }

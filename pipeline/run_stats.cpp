@@ -98,6 +98,7 @@ nlohmann::json RunStats::to_json() const {
       {"first_frame_seconds", first_frame_seconds},
       {"fps", fps},
       {"stages", stage_list},
+      {"stage_chain", stage_chain},
       {"steps_ms",
        {{"upload", upload_ms.summary()},
         {"convert_in", convert_in_ms.summary()},

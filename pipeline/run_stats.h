@@ -65,6 +65,9 @@ struct RunStats {
   int64_t frames_in = 0, frames_out = 0, frames_dropped = 0;
   int64_t frames_lead_in = 0;  // a segment's warm-up frames: processed, not written
   int64_t frames_on_cpu_at_startup = 0;  // processed on the CPU while the GPU started
+  // The run's first stage chain: "built", or a batch worker's previous clip's,
+  // "kept" as it was or "kept, configured" for another size.
+  std::string stage_chain;
   double wall_seconds = 0;
   double first_frame_seconds = -1;  // from the process's start to the first frame written
   std::vector<StartupStep> startup;  // in the order they were done

@@ -61,6 +61,11 @@ class Stage {
   // A stage that carries state from frame to frame (warm starts, temporal
   // smoothing) returns true; the pipeline then runs frames through it in order.
   virtual bool is_temporal() const { return false; }
+  // A batch worker's chain goes on to its next clip: the next frame must come
+  // out as a first frame after configure does, or the clip's output would
+  // differ from its single run. A temporal stage with no cheaper way than
+  // configure returns false, and the chain configures it again.
+  virtual bool forget_history() { return !is_temporal(); }
   // True where process_cuda's launches depend on nothing but the views: no
   // host-side state, FrameInfo or per-frame host decision. The engine may
   // then capture a frame's launches once and replay them as a CUDA graph

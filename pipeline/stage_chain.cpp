@@ -68,6 +68,18 @@ Size StageChain::configure(Size input) {
   return output_;
 }
 
+void StageChain::forget_history() {
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    StageLanes& s = stages_[i];
+    for (size_t k = 0; k < s.instances.size(); ++k) {
+      if (s.instances[k]->forget_history()) continue;
+      s.scratch[k]->release_all();
+      s.instances[k]->configure(sizes_[i], backend_, *s.scratch[k]);
+    }
+    s.last_done = nullptr;
+  }
+}
+
 size_t StageChain::extra_lane_bytes() const {
   size_t bytes = 0;
   for (const StageLanes& s : stages_)

@@ -36,6 +36,9 @@ class StageChain {
   // (Re)configures every stage for `input`; returns the final output size.
   // Intermediate buffers and stage scratch for the previous size are released.
   Size configure(Size input);
+  // The next frame is a first frame, as after configure, at the same size
+  // (Stage::forget_history). Call with no frame in flight.
+  void forget_history();
 
   Size input_size() const { return input_; }
   Size output_size() const { return output_; }

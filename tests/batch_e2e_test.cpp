@@ -20,19 +20,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A random window of a larger testsrc2, a random tone when `audio`.
-std::string make_clip(const std::string& path, const std::string& size, double seconds, bool audio) {
+// A random window of a larger testsrc2, a random tone when `audio`; a
+// keyframe every `gop` frames where given.
+std::string make_clip(const std::string& path, const std::string& size, double seconds, bool audio, int rate = 25,
+                      int gop = 0) {
   std::mt19937_64 rng(fresh_seed() ^ std::hash<std::string>{}(path));
   const size_t x = size.find('x');
   const int w = std::stoi(size.substr(0, x)), h = std::stoi(size.substr(x + 1));
   const std::string video = "-f lavfi -i \"testsrc2=size=" + std::to_string(w + 64) + "x" + std::to_string(h + 64) +
-                            ":rate=25,crop=" + std::to_string(w) + ":" + std::to_string(h) + ":" +
-                            std::to_string(2 * (rng() % 32)) + ":" + std::to_string(2 * (rng() % 32)) + "\"";
+                            ":rate=" + std::to_string(rate) + ",crop=" + std::to_string(w) + ":" +
+                            std::to_string(h) + ":" + std::to_string(2 * (rng() % 32)) + ":" +
+                            std::to_string(2 * (rng() % 32)) + "\"";
   const std::string tone = audio ? " -f lavfi -i sine=frequency=" + std::to_string(200 + rng() % 800) +
                                        ":sample_rate=44100 -c:a aac"
                                  : "";
-  const CommandResult r = ffmpeg(video + tone + " -t " + std::to_string(seconds) +
-                                 " -c:v libx264 -pix_fmt yuv420p " + shell_quote(path));
+  const std::string keyframes = gop > 0 ? " -g " + std::to_string(gop) : "";
+  const CommandResult r = ffmpeg(video + tone + " -t " + std::to_string(seconds) + " -c:v libx264" + keyframes +
+                                 " -pix_fmt yuv420p " + shell_quote(path));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return path;
 }
@@ -141,6 +145,136 @@ TEST(BatchE2E, EqualsTheSingleRunsAndACorruptInputFailsAlone) {
   EXPECT_EQ(s["totals"]["failed"], 1);
   EXPECT_EQ(s["totals"]["frames"], s["inputs"][0]["frames"].get<int>() + s["inputs"][2]["frames"].get<int>() +
                                        s["inputs"][3]["frames"].get<int>());
+}
+
+// One worker takes the clips in order and keeps its chain: kept as it was
+// for a clip of the size before, configured again for the other size. Its
+// temporal stage must start each clip cold, as the clip's single run does:
+// the state of the clip before would change the first frames. Pencil
+// forgets its state itself; lowpoly's temporal mesh is configured again.
+TEST(BatchE2E, AKeptChainStartsEachClipAsItsSingleRun) {
+  TempDir dir;
+  std::mt19937_64 rng(fresh_seed());
+  const std::vector<std::string> sizes = {"96x64", "96x64", "64x48", "64x48", "96x64", "64x48"};
+  std::vector<std::string> inputs;
+  for (size_t k = 0; k < sizes.size(); ++k)
+    inputs.push_back(make_clip(dir.file("c" + std::to_string(k) + ".mp4"), sizes[k], 0.32 + 0.04 * double(rng() % 4),
+                               false));
+  std::vector<std::string> configs = {styled_config()};
+  if (StageRegistry::instance().find("lowpoly")) configs.push_back(source_dir() + "/stages/lowpoly/temporal.yaml");
+  for (const std::string& config : configs) {
+    SCOPED_TRACE(config);
+    fs::remove_all(dir.file("batch"));
+    fs::remove_all(dir.file("single"));
+    fs::create_directories(dir.file("batch"));
+    fs::create_directories(dir.file("single"));
+    std::string args = "run " + config;
+    for (const std::string& in : inputs) args += " -i " + shell_quote(in);
+    const std::string stats = dir.file("stats.json");
+    const CommandResult batch =
+        stylepipe(args + " -o " + shell_quote(dir.file("batch/{stem}.mkv")) + kRun + " --jobs 1 --stats-json " + stats);
+    ASSERT_EQ(batch.exit_code, 0) << batch.output;
+    const nlohmann::json s = read_json(stats);
+    ASSERT_EQ(s["inputs"].size(), inputs.size()) << s.dump(2);
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const std::string name = "c" + std::to_string(k) + ".mkv";
+      const CommandResult single = stylepipe("run " + config + " -i " + shell_quote(inputs[k]) + " -o " +
+                                             shell_quote(dir.file("single/" + name)) + kRun);
+      ASSERT_EQ(single.exit_code, 0) << single.output;
+      EXPECT_EQ(video_md5s(dir.file("batch/" + name)), video_md5s(dir.file("single/" + name)))
+          << name << " (" << sizes[k] << ", after a clip of " << (k ? sizes[k - 1] : "none") << ") differs";
+      const std::string expected = k == 0 ? "built" : sizes[k] == sizes[k - 1] ? "kept" : "kept, configured";
+      EXPECT_EQ(s["inputs"][k]["stats"]["stage_chain"], expected) << name;
+      EXPECT_EQ(s["inputs"][k]["frames"], decoded_video_frames(inputs[k])) << name;
+    }
+  }
+}
+
+// A clip long enough for --jobs auto to give it two workers by its length
+// (auto_jobs.cpp: 60 s a worker with temporal stages, 20 s without) is cut
+// as `run CLIP --jobs 2` cuts it, warm-up frames included, and joined into
+// its output; the short ones run whole. Each output is its single run's. A
+// failed segment fails its clip alone, and the same command completes it.
+TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
+  TempDir dir;
+  fs::create_directories(dir.file("batch"));
+  fs::create_directories(dir.file("single"));
+  std::mt19937_64 rng(fresh_seed());
+  const bool temporal = StageRegistry::instance().find("pencil") != nullptr;  // styled_config()'s pencil is
+  const double long_seconds = (temporal ? 120 : 40) + 5 + double(rng() % 10);
+  const std::vector<std::string> inputs = {make_clip(dir.file("a.mp4"), "64x48", 0.4, true),
+                                           make_clip(dir.file("long.mp4"), "64x48", long_seconds, true, 10, 40),
+                                           make_clip(dir.file("b.mkv"), "80x64", 0.6, false),
+                                           make_clip(dir.file("c.mp4"), "64x48", 0.5, true)};
+  std::string args = "run " + styled_config();
+  for (const std::string& in : inputs) args += " -i " + shell_quote(in);
+  const std::string stats = dir.file("stats.json");
+  const std::string command =
+      args + " -o " + shell_quote(dir.file("batch/{stem}.mkv")) + kRun + " -y --jobs 2 --stats-json " + stats;
+
+  // Segment 1 cannot open its output (a folder holds its temporary file's
+  // name): the long clip fails alone, and nothing of it is joined.
+  const std::string blocker = dir.file("batch/long.mkv.parts/.segment_0001.nut.partial.partial");
+  fs::create_directories(blocker);
+  const CommandResult failed = stylepipe(command);
+  EXPECT_EQ(failed.exit_code, 65) << failed.output;
+  EXPECT_NE(failed.output.find("3 of 4 inputs done, 1 failed"), std::string::npos) << failed.output;
+  EXPECT_NE(failed.output.find("stylepipe: " + inputs[1] + ": "), std::string::npos) << failed.output;
+  EXPECT_EQ(files_in(dir.file("batch")), (std::vector<std::string>{"a.mkv", "b.mkv", "c.mkv", "long.mkv.parts"}))
+      << "no joined output, no temporary one";
+  const nlohmann::json f = read_json(stats);
+  EXPECT_NE(f["inputs"][1]["exit_code"], 0) << f["inputs"][1].dump(2);
+  EXPECT_FALSE(f["inputs"][1]["error"].get<std::string>().empty()) << f["inputs"][1].dump(2);
+
+  // The same command again redoes what is missing.
+  fs::remove_all(blocker);
+  const CommandResult batch = stylepipe(command);
+  ASSERT_EQ(batch.exit_code, 0) << batch.output;
+  const nlohmann::json s = read_json(stats);
+  ASSERT_EQ(s["inputs"].size(), inputs.size()) << s.dump(2);
+
+  const std::string single_stats = dir.file("single.json");
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string name = fs::path(inputs[k]).stem().string() + ".mkv";
+    const bool is_long = k == 1;
+    const std::string jobs = is_long ? " --jobs 2 --stats-json " + single_stats : "";
+    const CommandResult single = stylepipe("run " + styled_config() + " -i " + shell_quote(inputs[k]) + " -o " +
+                                           shell_quote(dir.file("single/" + name)) + kRun + jobs);
+    ASSERT_EQ(single.exit_code, 0) << single.output;
+    EXPECT_EQ(fingerprint(dir.file("batch/" + name)), fingerprint(dir.file("single/" + name))) << name << " differs";
+    const nlohmann::json& e = s["inputs"][k];
+    EXPECT_EQ(e["exit_code"], 0) << e.dump();
+    EXPECT_EQ(e["frames"], decoded_video_frames(dir.file("batch/" + name))) << name;
+    EXPECT_EQ(e.contains("segments"), is_long) << e.dump();
+  }
+  const nlohmann::json& cut = s["inputs"][1];
+  const nlohmann::json jobs_run = read_json(single_stats);
+  ASSERT_GE(jobs_run["segments"].size(), 2u) << jobs_run.dump(2);
+  EXPECT_EQ(cut["segments"], jobs_run["segments"].size()) << "the batch planned the long clip as its --jobs run";
+  ASSERT_EQ(cut["stats"]["segments"].size(), jobs_run["segments"].size()) << cut.dump(2);
+  for (const nlohmann::json& segment : cut["stats"]["segments"]) {
+    EXPECT_EQ(segment["exit_code"], 0);
+    if (temporal && segment["index"] > 0) {
+      EXPECT_GT(segment["stats"]["frames"]["lead_in"].get<int>(), 0) << "a temporal stage warms up before each seam";
+    }
+  }
+  EXPECT_NE(batch.output.find("long.mp4: " + std::to_string(jobs_run["segments"].size()) + " segments"),
+            std::string::npos) << batch.output;
+  EXPECT_EQ(files_in(dir.file("batch")), (std::vector<std::string>{"a.mkv", "b.mkv", "c.mkv", "long.mkv"}))
+      << "no segment folder, no temporary file left";
+
+  // Alone in a batch (a pattern), the long clip still has --jobs workers:
+  // the one that cut it runs segment 0, the other takes segment 1.
+  fs::create_directories(dir.file("alone"));
+  const std::string alone_stats = dir.file("alone.json");
+  const CommandResult alone = stylepipe("run " + styled_config() + " -i " + shell_quote(inputs[1]) + " -o " +
+                                        shell_quote(dir.file("alone/{stem}.mkv")) + kRun +
+                                        " --jobs 2 --stats-json " + alone_stats);
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(fingerprint(dir.file("alone/long.mkv")), fingerprint(dir.file("single/long.mkv")));
+  const nlohmann::json a = read_json(alone_stats)["inputs"][0]["stats"]["segments"];
+  ASSERT_GE(a.size(), 2u) << a.dump(2);
+  EXPECT_NE(a[0]["worker"], a[1]["worker"]) << a.dump(2);
 }
 
 TEST(BatchE2E, FailFastStartsNothingAfterTheBadInput) {

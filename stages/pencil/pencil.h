@@ -67,6 +67,7 @@ class PencilStage final : public Stage {
   int warmup_frames() const override {
     return std::max(ema_warmup_frames(params_.temporal_smoothing), params_.tone_solve == ToneSolve::lu2012 ? 1 : 0);
   }
+  bool forget_history() override;
   double floor_bytes(Size in, Size out) const override;
   StageCounters counters() const override;
 
@@ -76,6 +77,7 @@ class PencilStage final : public Stage {
 
  private:
   void configure_cuda(ScratchAllocator& scratch);
+  void forget_history_cuda();
   void release_cuda();
 
   PencilParams params_;

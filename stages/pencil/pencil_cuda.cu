@@ -137,6 +137,18 @@ void PencilStage::configure_cuda(ScratchAllocator& scratch) {
   }
 }
 
+// The device side of configure's reset; the engine has no frame in flight.
+void PencilStage::forget_history_cuda() {
+  if (!cuda_) return;
+  CudaState& c = *cuda_;
+  *c.stats_host = SolveStats{};
+  SP_CUDA_CHECK(cudaMemset(c.range_state, 0, 4 * sizeof(double)));
+  SP_CUDA_CHECK(cudaMemset(c.ema, 0, kLevels * sizeof(double)));
+  if (c.stats) SP_CUDA_CHECK(cudaMemset(c.stats, 0, sizeof(SolveStats)));
+  // The memsets run on the legacy stream, which the frames' non-blocking streams do not wait for.
+  SP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+}
+
 void PencilStage::release_cuda() {
   if (!cuda_) return;
   // Destructor path: no throwing; the stream may still hold this stage's work.

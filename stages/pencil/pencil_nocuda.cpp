@@ -12,6 +12,8 @@ void PencilStage::configure_cuda(ScratchAllocator&) {
   throw Error(ExitCode::unavailable, std::string("pencil on CUDA: ") + kNoCudaInBuild);
 }
 
+void PencilStage::forget_history_cuda() {}
+
 void PencilStage::release_cuda() {}
 
 SolveStats PencilStage::last_solve() const { return cpu_stats_; }

@@ -416,5 +416,38 @@ TEST(PencilStage, TemporalSmoothingIsTemporalAndStable) {
   EXPECT_LT(with, 0.5 * without) << "seed " << seed;
 }
 
+// A batch worker's kept stage goes on to the next clip: after
+// forget_history its next frame must be a fresh stage's first, bit for bit
+// (the EMA of the histogram and stroke range, lu2012's warm start).
+TEST(PencilStage, ForgetHistoryMakesTheNextFrameAFirstFrame) {
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  const int w = 96, h = 64;
+  const HostImage earlier = test::synthetic_photo(w, h, rng), later = test::synthetic_photo(w, h, rng);
+  for (const ToneSolve solve : {ToneSolve::fast, ToneSolve::lu2012}) {
+    PencilParams p;
+    p.temporal_smoothing = 0.8;
+    p.tone_solve = solve;
+    p.color = true;
+    BufferPool pool;
+    auto first_frame = [&](PencilStage& stage, const HostImage& in) {
+      HostImage out(w, h);
+      stage.process_cpu(in.view(), out.view(), {0, 0});
+      return out;
+    };
+    PencilStage fresh(p), kept(p);
+    PooledScratch fresh_scratch(pool, MemoryKind::host), kept_scratch(pool, MemoryKind::host);
+    fresh.configure({w, h}, Backend::cpu, fresh_scratch);
+    kept.configure({w, h}, Backend::cpu, kept_scratch);
+    const HostImage expected = first_frame(fresh, later);
+    first_frame(kept, earlier);
+    first_frame(kept, earlier);
+    EXPECT_GT(test::compare(first_frame(kept, later), expected).differing_bytes, 0u)
+        << "the state of earlier frames changes a frame (seed " << seed << ")";
+    EXPECT_TRUE(kept.forget_history());
+    EXPECT_EQ(test::compare(first_frame(kept, later), expected).differing_bytes, 0u) << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace sp::pencil

@@ -113,6 +113,18 @@ void PencilStage::process_cpu(const RgbaView& in, const RgbaView& out, const Fra
   ++frames_done_;
 }
 
+// What configure resets, without its kernels, texture fit and buffers (on
+// the GPU ~0.12 s a configure).
+bool PencilStage::forget_history() {
+  std::fill(ema_histogram_.begin(), ema_histogram_.end(), 0.0);
+  stroke_range_[0] = stroke_range_[1] = 0;
+  have_history_ = false;
+  cpu_stats_ = {};
+  frames_done_ = 0;
+  if (backend_ == Backend::cuda) forget_history_cuda();
+  return true;
+}
+
 double PencilStage::floor_bytes(Size in, Size) const {
   const double pixels = double(in.width) * in.height;
   // Read the frame and write the result (4 + 4), the gradient and its class
