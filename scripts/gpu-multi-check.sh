@@ -36,7 +36,7 @@ echo "built in $(($(date +%s) - t0)) s"
 bin=$PWD/build-gpu/stylepipe
 
 step "tests"
-build-gpu/test_core --gtest_filter='SegmentsGpu.*:TranscodeE2E.Cuda*:FrameGraphsCuda.*:PublicChainGpu.*:ConvertCuda.*' \
+build-gpu/test_core --gtest_filter='SegmentsGpu.*:TranscodeE2E.Cuda*:FrameGraphsCuda.*:PublicChainGpu.*:ConvertCuda.*:BatchE2E.*:PencilStage.ForgetHistory*' \
   >"$out/tests.log" 2>&1 || status=1
 grep -E '^\[  (PASSED|FAILED|  SKIPPED) ' "$out/tests.log"
 grep -E '^\[  FAILED  \] [A-Za-z]' "$out/tests.log" | sort -u | head
