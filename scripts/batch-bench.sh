@@ -20,8 +20,11 @@ if [ ! -e "$long" ]; then
   ffmpeg -hide_banner -v error -y -f lavfi -i "testsrc2=size=$size:rate=$rate" -f lavfi -i sine=frequency=440 \
     -t $((clips * seconds)) -c:v libx264 -preset veryfast -g $((seconds * rate)) -keyint_min $((seconds * rate)) \
     -pix_fmt yuv420p -c:a aac "$long"
-  ffmpeg -hide_banner -v error -y -i "$long" -c copy -f segment -segment_time "$seconds" -reset_timestamps 1 \
-    "$out/clips/clip_%04d.mp4"
+  # Cut by stream copy at the keyframes, one clip a call (the GPU machine's
+  # FFmpeg has no segment muxer), several calls at a time.
+  for ((k = 0; k < clips; ++k)); do printf '%d\n' "$k"; done |
+    xargs -P "$(nproc)" -I{} sh -c 'ffmpeg -hide_banner -v error -y -ss $(({} * '"$seconds"')) -i "$1" -t '"$seconds"' -frames:v '"$((seconds * rate))"' \
+      -c copy -avoid_negative_ts make_zero "$2/clip_$(printf %04d {}).mp4"' sh "$long" "$out/clips"
 fi
 frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$long")
 devices=(); [ -n "${DEVICES:-}" ] && devices=(--devices "$DEVICES")

@@ -4,8 +4,9 @@
 # start-up of a 10-frame clip with one and with every GPU visible, and
 # throughput on one GPU against every GPU (pencil against the host's codec
 # ceiling, N ffmpeg processes; the GPU-bound halftone chain).
-# CLIP_SECONDS (default 30) sizes the throughput clip; SKIP_BENCH=1 stops
-# after the start-up, SKIP_STARTUP=1 before it; BATCH_CLIPS (default 200)
+# CLIP_SECONDS (default 30) sizes the throughput clip; SKIP_TESTS=1 leaves out
+# the tests and memcheck, SKIP_STARTUP=1 the start-up; SKIP_BENCH=1 stops
+# after the start-up; BATCH_CLIPS (default 200)
 # clips of 2 s as one batch against one clip of their length, every GPU
 # (SKIP_BATCH=1 leaves it out); SKIP_THROUGHPUT=1 stops before the
 # throughput runs; PYTHON_TESTS=1 also builds the
@@ -35,6 +36,7 @@ cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" >"$out/build.log"
 echo "built in $(($(date +%s) - t0)) s"
 bin=$PWD/build-gpu/stylepipe
 
+if [ -z "${SKIP_TESTS:-}" ]; then
 step "tests"
 build-gpu/test_core --gtest_filter='SegmentsGpu.*:TranscodeE2E.Cuda*:FrameGraphsCuda.*:PublicChainGpu.*:ConvertCuda.*:BatchE2E.*:PencilStage.ForgetHistory*' \
   >"$out/tests.log" 2>&1 || status=1
@@ -55,8 +57,9 @@ compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.y
   -o "$out/small_out.mkv" -y --codec ffv1 --jobs $((2 * gpus)) --devices all --segments $((2 * gpus)) --progress none \
   >"$out/memcheck.log" 2>&1
 echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+fi
 
-[ -n "${SKIP_STARTUP:-}" ] && exit $status
+if [ -z "${SKIP_STARTUP:-}" ]; then
 step "start-up of a 10-frame 1080p clip (wall, then --stats-json's steps), median of 5"
 ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -f lavfi -i sine -frames:v 10 -t 0.34 \
   -c:v libx264 -pix_fmt yuv420p -c:a aac "$out/ten.mp4"
@@ -88,6 +91,7 @@ for hw in "" "-hwaccel cuda"; do
   s=$(date +%s.%N); ffmpeg_ten $hw; e=$(date +%s.%N)
   awk -v a="$s" -v b="$e" -v l="ffmpeg $hw" 'BEGIN{printf "%-28s wall %.3f s\n", l, b-a}' | tee -a "$out/startup.txt"
 done
+fi
 [ -n "${SKIP_BENCH:-}" ] && exit $status
 
 if [ -z "${SKIP_BATCH:-}" ]; then
