@@ -5,10 +5,9 @@ extern "C" {
 }
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "orchestration/auto_jobs.h"
+#include "orchestration/json_file.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 
@@ -16,14 +15,6 @@ namespace fs = std::filesystem;
 
 namespace sp {
 namespace {
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str(), nullptr, false);
-}
 
 // The duration the container's header gives, without probing its streams,
 // which decodes frames (measured on 320x240 MP4 clips: 0.2-0.3 ms a clip

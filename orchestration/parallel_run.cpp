@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "orchestration/concat.h"
+#include "orchestration/json_file.h"
 #include "orchestration/workers.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
@@ -22,14 +23,6 @@ namespace sp {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str(), nullptr, false);
-}
 
 // The concat of a `--jobs` run, joining segments while the workers make the
 // later ones. Its failure stops the workers.
@@ -132,7 +125,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
   if (!o.stats_json_path.empty()) {
     nlohmann::json segments = nlohmann::json::array();
     for (size_t i = 0; i < m.segments.size(); ++i) {
-      nlohmann::json s = read_json(m.segment_stats_path(int(i)));
+      nlohmann::json s = read_json_file(m.segment_stats_path(int(i)));
       const auto code = workers.exit_codes.find(int(i));
       nlohmann::json entry = {{"index", i}, {"exit_code", code == workers.exit_codes.end() ? 0 : code->second}, {"stats", s}};
       const auto device = workers.devices_used.find(int(i));
