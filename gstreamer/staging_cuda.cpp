@@ -66,8 +66,6 @@ void copy_rows(uint8_t* to, size_t to_pitch, const uint8_t* from, size_t from_pi
   for (int y = 0; y < rows; ++y) std::memcpy(to + size_t(y) * to_pitch, from + size_t(y) * from_pitch, row_bytes);
 }
 
-}  // namespace
-
 // Page-locked memory (the element's pinned allocator's, or the caller's):
 // the GPU copies it by DMA where it is.
 bool is_pinned(const void* data) {
@@ -78,6 +76,8 @@ bool is_pinned(const void* data) {
   }
   return attributes.type == cudaMemoryTypeHost;
 }
+
+}  // namespace
 
 struct HostStaging::Impl {
   int device = 0;
