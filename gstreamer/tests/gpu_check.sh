@@ -61,16 +61,18 @@ caps_of() { grep -E "GstStylepipe:stylepipe0.GstPad:(sink|src): caps" "$1" | sed
 # `videotestsrc` frames, teed to a raw file, through the element (between
 # `before` and `after`); the CLI stylizes the raw file on CUDA; the outputs
 # must be equal byte for byte.
-against_cli() {  # name config frames WxH pattern "before" "after" expected-memory
-  local name=$1 config=$2 frames=$3 size=$4 pattern=$5 before=$6 after=$7 memory=$8
-  local w=${size%x*} h=${size#*x} d=$out/$name
+against_cli() {  # name config frames WxH pattern "before" "after" expected-memory [format: RGBA, NV12, I420]
+  local name=$1 config=$2 frames=$3 size=$4 pattern=$5 before=$6 after=$7 memory=$8 format=${9:-RGBA}
+  local w=${size%x*} h=${size#*x} d=$out/$name pix_fmt
+  pix_fmt=$(case $format in RGBA) echo rgba ;; NV12) echo nv12 ;; I420) echo yuv420p ;; esac)
   mkdir -p "$d"
+  # (YUV: no colorimetry in the caps, so both sides take an untagged video's: BT.601 up to 576 rows)
   # shellcheck disable=SC2086
   gst env GST_DEBUG=stylepipe:4 gst-launch-1.0 -v videotestsrc num-buffers="$frames" pattern="$pattern" \
-    horizontal-speed=3 ! "video/x-raw,format=RGBA,width=$w,height=$h,framerate=30/1" ! tee name=t ! queue ! \
-    filesink location="$d/in.rgba" t. ! queue $before ! stylepipe config="$config" backend=cuda $after ! \
+    horizontal-speed=3 ! "video/x-raw,format=$format,width=$w,height=$h,framerate=30/1" ! tee name=t ! queue ! \
+    filesink location="$d/in.raw" t. ! queue $before ! stylepipe config="$config" backend=cuda $after ! \
     filesink location="$d/gst.rgba" >"$d/gst.log" 2>&1 || { fail "$name: gst-launch-1.0"; tail -5 "$d/gst.log"; return; }
-  build-gpu/stylepipe run "$config" -f rawvideo --pix-fmt rgba --size "$size" --rate 30 -i "$d/in.rgba" \
+  build-gpu/stylepipe run "$config" -f rawvideo --pix-fmt "$pix_fmt" --size "$size" --rate 30 -i "$d/in.raw" \
     --backend cuda --progress none --codec rawvideo -f rawvideo --pix-fmt rgba -o "$d/cli.rgba" --overwrite \
     >"$d/cli.log" 2>&1 || { fail "$name: stylepipe run"; tail -5 "$d/cli.log"; return; }
   local stats
@@ -90,7 +92,7 @@ against_cli() {  # name config frames WxH pattern "before" "after" expected-memo
   else
     fail "$name: differs from the CLI: $(cmp -l "$d/gst.rgba" "$d/cli.rgba" 2>/dev/null | wc -l) bytes of $(stat -c %s "$d/cli.rgba")"
   fi
-  rm -f "$d"/*.rgba
+  rm -f "$d"/*.rgba "$d"/*.raw
 }
 
 tmp=$(mktemp -d)
@@ -105,6 +107,8 @@ against_cli cuda_pencil_1080p "$tmp/pencil.yaml" 60 1920x1080 smpte "$cuda_in" "
 against_cli cuda_xbr_odd "$tmp/xbr2.yaml" 30 641x361 ball "$cuda_in" "$cuda_out" CUDAMemory
 against_cli staged_pencil_odd "$tmp/pencil.yaml" 30 641x361 snow "" "" system
 against_cli staged_xbr_1080p "$tmp/xbr2.yaml" 30 1920x1080 smpte "" "" system
+against_cli staged_nv12_pencil_odd "$tmp/pencil.yaml" 30 641x361 snow "" "" system NV12
+against_cli cuda_i420_xbr_odd "$tmp/xbr2.yaml" 30 641x361 ball "$cuda_in" "$cuda_out" CUDAMemory I420
 
 step "NVDEC: nvh264dec's NV12 in CUDA memory into the element, against stylepipe run (NVDEC, CUDA)"
 clip=$out/clip_1080p.mp4
