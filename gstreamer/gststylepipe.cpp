@@ -33,6 +33,7 @@
 #include "gstreamer/engine.h"
 #include "gstreamer/latency.h"
 #include "gstreamer/pinned_allocator.h"
+#include "gstreamer/video_formats.h"
 #include "stylepipe/errors.h"
 #include "stylepipe/session.h"
 
@@ -263,54 +264,6 @@ std::optional<double> stream_seconds(GstBaseTransform* trans, GstBuffer* buffer)
   return double(stream_time) / double(GST_SECOND);
 }
 
-template <size_t N>
-void set_formats(GstStructure* s, const char* const (&names)[N]) {
-  GValue formats = G_VALUE_INIT, format = G_VALUE_INIT;
-  gst_value_list_init(&formats, N);
-  g_value_init(&format, G_TYPE_STRING);
-  for (const char* name : names) {
-    g_value_set_string(&format, name);
-    gst_value_list_append_value(&formats, &format);
-  }
-  gst_structure_set_value(s, "format", &formats);
-  g_value_unset(&format);
-  g_value_unset(&formats);
-}
-
-// A YUV input's format and colour from its caps; false (and why) for a
-// matrix the conversion does not have. As `stylepipe run`: SMPTE 240M is
-// read as BT.709 (they differ in the fourth decimal), FCC as BT.601.
-bool yuv_of(const GstVideoInfo& info, stylepipe::YuvImage* yuv, std::string* why) {
-  yuv->format = GST_VIDEO_INFO_FORMAT(&info) == GST_VIDEO_FORMAT_NV12 ? stylepipe::YuvFormat::nv12
-                                                                       : stylepipe::YuvFormat::i420;
-  const GstVideoColorimetry& c = info.colorimetry;
-  switch (c.matrix) {
-    case GST_VIDEO_COLOR_MATRIX_BT601:
-    case GST_VIDEO_COLOR_MATRIX_FCC:
-      yuv->matrix = stylepipe::YuvMatrix::bt601;
-      break;
-    case GST_VIDEO_COLOR_MATRIX_BT709:
-    case GST_VIDEO_COLOR_MATRIX_SMPTE240M:
-      yuv->matrix = stylepipe::YuvMatrix::bt709;
-      break;
-    case GST_VIDEO_COLOR_MATRIX_BT2020:
-      yuv->matrix = stylepipe::YuvMatrix::bt2020;
-      break;
-    case GST_VIDEO_COLOR_MATRIX_UNKNOWN:  // as an untagged video: by its height
-      yuv->matrix = GST_VIDEO_INFO_HEIGHT(&info) <= 576 ? stylepipe::YuvMatrix::bt601 : stylepipe::YuvMatrix::bt709;
-      break;
-    default:
-      *why = std::string("no YUV conversion for the colour matrix of ") + gst_video_colorimetry_to_string(&c);
-      return false;
-  }
-  yuv->range = c.range == GST_VIDEO_COLOR_RANGE_0_255 ? stylepipe::YuvRange::full : stylepipe::YuvRange::limited;
-  return true;
-}
-
-const char* matrix_name(stylepipe::YuvMatrix m) {
-  return m == stylepipe::YuvMatrix::bt601 ? "BT.601" : m == stylepipe::YuvMatrix::bt709 ? "BT.709" : "BT.2020";
-}
-
 // The other side's size for one caps structure: exact where `width` and
 // `height` are fixed and the chain takes them (sink -> src), any size
 // otherwise. False where the chain refuses the size.
@@ -350,9 +303,9 @@ static GstCaps* gst_stylepipe_transform_caps(GstBaseTransform* trans, GstPadDire
     if (direction == GST_PAD_SINK) {
       gst_structure_set(s, "format", G_TYPE_STRING, "RGBA", nullptr);
     } else if (cuda_structure) {
-      set_formats(s, kCudaSinkFormats);
+      spgst::set_format_list(s, kCudaSinkFormats, G_N_ELEMENTS(kCudaSinkFormats));
     } else {
-      set_formats(s, kSystemSinkFormats);
+      spgst::set_format_list(s, kSystemSinkFormats, G_N_ELEMENTS(kSystemSinkFormats));
     }
     gst_structure_remove_fields(s, "colorimetry", "chroma-site", nullptr);
     if (!map_size(self, direction, s)) {
@@ -442,13 +395,12 @@ static gboolean gst_stylepipe_set_caps(GstBaseTransform* trans, GstCaps* incaps,
     case GST_VIDEO_FORMAT_NV12:
     case GST_VIDEO_FORMAT_I420: {
       std::string why;
-      if (!yuv_of(in, &p.yuv, &why)) {
+      if (!spgst::yuv_of(in, &p.yuv, &why)) {
         GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("stylepipe: %s", why.c_str()), ("caps %" GST_PTR_FORMAT, incaps));
         return FALSE;
       }
       p.layout = spgst::Layout::yuv;
-      yuv_note = std::string(" (") + matrix_name(p.yuv.matrix) +
-                 (p.yuv.range == stylepipe::YuvRange::full ? ", full range)" : ", limited range)");
+      yuv_note = spgst::describe_colour(p.yuv);
       break;
     }
     default:
