@@ -1,5 +1,9 @@
 #include "orchestration/auto_jobs.h"
 
+extern "C" {
+#include <libavformat/avformat.h>
+}
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +26,18 @@ constexpr int kCoresPerCpuWorker = 16;
 // warm-up frames first), so it gets longer segments.
 constexpr double kSecondsPerWorker = 20;
 constexpr double kSecondsPerTemporalWorker = 60;
+
+// The duration the container's header gives, without probing its streams,
+// which decodes frames (measured on 320x240 MP4 clips: 0.2-0.3 ms a clip
+// against 1.2-1.6 ms, more at larger sizes; a batch asks it of every clip).
+// -1 where the header has none (MPEG-TS) or the file does not open.
+double header_seconds(const std::string& path) {
+  AVFormatContext* format = nullptr;
+  if (avformat_open_input(&format, path.c_str(), nullptr, nullptr) < 0) return -1;  // frees `format`
+  const double seconds = format->duration > 0 ? double(format->duration) / AV_TIME_BASE : -1;
+  avformat_close_input(&format);
+  return seconds;
+}
 
 }  // namespace
 
@@ -47,6 +63,7 @@ int workers_for_length(double input_seconds, bool temporal) {
 }
 
 double probe_input_seconds(const std::string& path) {
+  if (const double seconds = header_seconds(path); seconds > 0) return seconds;
   const VideoInput in = open_video_input(path);
   if (in.format->duration > 0) return double(in.format->duration) / AV_TIME_BASE;
   if (in.video->duration > 0) return double(in.video->duration) * av_q2d(in.video->time_base);

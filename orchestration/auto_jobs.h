@@ -26,7 +26,9 @@ AutoJobs choose_jobs(const AutoJobsHost& host);
 // cuts the clips worth 2 or more.
 int workers_for_length(double input_seconds, bool temporal);
 
-// The input's duration from its container (no decoding); -1 where it says none.
+// The input's duration: its container header's where it has one, else from
+// probing its streams (which decodes a few frames); -1 where neither says.
+// Throws sp::Error for a file that cannot be opened.
 double probe_input_seconds(const std::string& path);
 
 }  // namespace sp

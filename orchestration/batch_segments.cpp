@@ -1,9 +1,5 @@
 #include "orchestration/batch_segments.h"
 
-extern "C" {
-#include <libavformat/avformat.h>
-}
-
 #include <filesystem>
 
 #include "orchestration/auto_jobs.h"
@@ -14,26 +10,10 @@ extern "C" {
 namespace fs = std::filesystem;
 
 namespace sp {
-namespace {
-
-// The duration the container's header gives, without probing its streams,
-// which decodes frames (measured on 320x240 MP4 clips: 0.2-0.3 ms a clip
-// against 1.2-1.6 ms, more at larger sizes; a batch asks it of every clip).
-// -1 where the header has none (MPEG-TS) or the file does not open.
-double header_seconds(const std::string& path) {
-  AVFormatContext* format = nullptr;
-  if (avformat_open_input(&format, path.c_str(), nullptr, nullptr) < 0) return -1;  // frees `format`
-  const double seconds = format->duration > 0 ? double(format->duration) / AV_TIME_BASE : -1;
-  avformat_close_input(&format);
-  return seconds;
-}
-
-}  // namespace
 
 bool worth_cutting(const std::string& input, bool temporal) {
   try {
-    double seconds = header_seconds(input);
-    if (seconds < 0) seconds = probe_input_seconds(input);
+    const double seconds = probe_input_seconds(input);
     return seconds > 0 && workers_for_length(seconds, temporal) >= 2;
   } catch (const std::exception&) {
     return false;
