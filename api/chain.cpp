@@ -66,35 +66,30 @@ const char* plane_name(YuvFormat format, int plane) {
   return format == YuvFormat::nv12 ? kNv12[plane] : kI420[plane];
 }
 
-// Bytes a row of each plane holds at least.
-size_t plane_row_bytes(const YuvImage& image, int plane) {
-  const size_t chroma_width = size_t(image.width + 1) / 2;
-  if (plane == 0) return size_t(image.width);
-  return image.format == YuvFormat::nv12 ? 2 * chroma_width : chroma_width;
+sp::PixelFormat pixel_format_of(YuvFormat format) {
+  return format == YuvFormat::nv12 ? sp::PixelFormat::nv12 : sp::PixelFormat::yuv420p;
 }
-
-int plane_count(YuvFormat format) { return format == YuvFormat::nv12 ? 2 : 3; }
 
 void check_yuv(const YuvImage& image) {
   if (image.width <= 0 || image.height <= 0)
     throw Error(ExitCode::usage, "the input is empty (" + std::to_string(image.width) + "x" +
                                      std::to_string(image.height) + ")");
-  for (int i = 0; i < plane_count(image.format); ++i) {
+  for (int i = 0; i < image.plane_count(); ++i) {
     const std::string plane = std::string("the input's ") + plane_name(image.format, i) + " plane";
     if (!image.planes[i]) throw Error(ExitCode::usage, plane + " is missing");
-    if (image.pitches[i] < plane_row_bytes(image, i))
+    if (image.pitches[i] < image.row_bytes(i))
       throw Error(ExitCode::usage, plane + ": a row pitch of " + std::to_string(image.pitches[i]) +
-                                       " bytes is less than its " + std::to_string(plane_row_bytes(image, i)) +
+                                       " bytes is less than its " + std::to_string(image.row_bytes(i)) +
                                        " bytes a row");
   }
 }
 
 sp::PlanarView planar_view_of(const YuvImage& image, bool on_device) {
   sp::PlanarView view;
-  view.format = image.format == YuvFormat::nv12 ? sp::PixelFormat::nv12 : sp::PixelFormat::yuv420p;
+  view.format = pixel_format_of(image.format);
   view.width = image.width;
   view.height = image.height;
-  for (int i = 0; i < plane_count(image.format); ++i) {
+  for (int i = 0; i < image.plane_count(); ++i) {
     // The conversion only reads a source; PlanarView is shared with the writers.
     view.plane[i] = const_cast<uint8_t*>(image.planes[i]);
     view.pitch[i] = image.pitches[i];
@@ -115,6 +110,13 @@ sp::ColorSpec color_of(const YuvImage& image) {
 }
 
 }  // namespace
+
+// The layouts the readers and writers use (pipeline/image.h), at tight pitches.
+int YuvImage::plane_count() const { return sp::plane_layout(pixel_format_of(format), width, height).count; }
+size_t YuvImage::row_bytes(int plane) const {
+  return sp::plane_layout(pixel_format_of(format), width, height).pitch[plane];
+}
+int YuvImage::rows(int plane) const { return sp::plane_layout(pixel_format_of(format), width, height).rows[plane]; }
 
 Chain::Chain(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Chain::Chain(Chain&&) noexcept = default;
@@ -242,7 +244,7 @@ void Chain::run(const YuvImage& input, const Image& output, const RunOptions& op
     session.enter();
     const bool cuda = session.device.backend == Backend::cuda;
     if (cuda)
-      for (int i = 0; i < plane_count(input.format); ++i)
+      for (int i = 0; i < input.plane_count(); ++i)
         detail::check_device_memory(input.planes[i], session.device.index,
                                     (std::string("the input's ") + plane_name(input.format, i) + " plane").c_str());
     const size_t pitch = size_t(input.width) * 4;

@@ -75,6 +75,14 @@ stylepipe::Size Engine::output_size(stylepipe::Size input) {
   return output;
 }
 
+void run_chain(stylepipe::Chain& chain, const InputFrame& input, const stylepipe::Image& output,
+               const stylepipe::RunOptions& options) {
+  if (input.layout == Layout::yuv)
+    chain.run(input.yuv, output, options);
+  else
+    chain.run(input.packed, output, options);
+}
+
 InputFrame Engine::without_bgrx(const InputFrame& input) {
   if (input.layout != Layout::bgrx) return input;
   const stylepipe::Image& bgrx = input.packed;
@@ -113,10 +121,7 @@ void Engine::run_host(const InputFrame& input, const stylepipe::Image& output, s
   const bool staged = backend() == stylepipe::Backend::cuda;
   bool pinned = false;
   if (!staged) {
-    if (frame.layout == Layout::yuv)
-      chain_->run(frame.yuv, output, run_options);
-    else
-      chain_->run(frame.packed, output, run_options);
+    run_chain(*chain_, frame, output, run_options);
   } else {
     if (!staging_) staging_ = std::make_unique<HostStaging>(cuda_device());
     pinned = staging_->run(*chain_, frame, output, run_options);
@@ -129,10 +134,7 @@ void Engine::run_device(const InputFrame& input, const stylepipe::Image& output,
   stylepipe::RunOptions run_options;
   run_options.cuda_stream = stream;
   run_options.time_seconds = time_seconds;
-  if (input.layout == Layout::yuv)
-    chain_->run(input.yuv, output, run_options);
-  else
-    chain_->run(input.packed, output, run_options);
+  run_chain(*chain_, input, output, run_options);
   count(input, true, false, false);
 }
 

@@ -34,8 +34,11 @@ struct InputFrame {
   Layout layout = Layout::rgba;
   stylepipe::Image packed;
   stylepipe::YuvImage yuv;
-  stylepipe::Size size() const { return layout == Layout::yuv ? yuv.size() : packed.size(); }
 };
+
+// `chain` on the frame, RGBA (`packed`) or YUV; BGRx is the caller's to turn into RGBA first.
+void run_chain(stylepipe::Chain& chain, const InputFrame& input, const stylepipe::Image& output,
+               const stylepipe::RunOptions& options);
 
 // What the element has done, for its `stats` property.
 struct EngineStats {
@@ -98,7 +101,6 @@ class Engine {
   std::unique_ptr<HostStaging> staging_;   // CUDA backend on system memory, made at the first frame
 
   std::vector<uint8_t> converted_;  // BGRx frames as RGBA
-  stylepipe::Image converted_image_;
 
   mutable std::mutex sizes_mutex_;
   std::map<std::pair<int, int>, stylepipe::Size> sizes_;

@@ -41,23 +41,6 @@ struct Staged {
   }
 };
 
-// The planes of a YUV 4:2:0 picture: bytes a row and rows.
-struct PlaneShape {
-  size_t row_bytes;
-  int rows;
-};
-int plane_shapes(const stylepipe::YuvImage& image, PlaneShape shapes[3]) {
-  const size_t chroma_width = size_t(image.width + 1) / 2;
-  const int chroma_rows = (image.height + 1) / 2;
-  shapes[0] = {size_t(image.width), image.height};
-  if (image.format == stylepipe::YuvFormat::nv12) {
-    shapes[1] = {2 * chroma_width, chroma_rows};
-    return 2;
-  }
-  shapes[1] = shapes[2] = {chroma_width, chroma_rows};
-  return 3;
-}
-
 void copy_rows(uint8_t* to, size_t to_pitch, const uint8_t* from, size_t from_pitch, size_t row_bytes, int rows) {
   if (to_pitch == row_bytes && from_pitch == row_bytes) {
     std::memcpy(to, from, row_bytes * size_t(rows));
@@ -100,18 +83,16 @@ struct HostStaging::Impl {
   InputFrame upload(const InputFrame& input, bool pinned) {
     InputFrame on_device = input;
     if (input.layout == Layout::yuv) {
-      PlaneShape shapes[3];
-      const int planes = plane_shapes(input.yuv, shapes);
+      const stylepipe::YuvImage& yuv = input.yuv;
       size_t total = 0;
-      for (int i = 0; i < planes; ++i) total += shapes[i].row_bytes * size_t(shapes[i].rows);
+      for (int i = 0; i < yuv.plane_count(); ++i) total += yuv.row_bytes(i) * size_t(yuv.rows(i));
       in.ensure(total);
       size_t offset = 0;
-      for (int i = 0; i < planes; ++i) {
-        upload_plane(in.device + offset, input.yuv.planes[i], input.yuv.pitches[i], shapes[i].row_bytes,
-                     shapes[i].rows, offset, pinned);
+      for (int i = 0; i < yuv.plane_count(); ++i) {
+        upload_plane(in.device + offset, yuv.planes[i], yuv.pitches[i], yuv.row_bytes(i), yuv.rows(i), offset, pinned);
         on_device.yuv.planes[i] = in.device + offset;
-        on_device.yuv.pitches[i] = shapes[i].row_bytes;
-        offset += shapes[i].row_bytes * size_t(shapes[i].rows);
+        on_device.yuv.pitches[i] = yuv.row_bytes(i);
+        offset += yuv.row_bytes(i) * size_t(yuv.rows(i));
       }
     } else {
       const stylepipe::Image& rgba = input.packed;
@@ -152,10 +133,7 @@ bool HostStaging::run(stylepipe::Chain& chain, const InputFrame& input, const st
   const stylepipe::Image device_output{s.out.device, output.width, output.height, out_row};
   stylepipe::RunOptions on_stream = options;
   on_stream.cuda_stream = s.stream;
-  if (on_device.layout == Layout::yuv)
-    chain.run(on_device.yuv, device_output, on_stream);
-  else
-    chain.run(on_device.packed, device_output, on_stream);
+  run_chain(chain, on_device, device_output, on_stream);
   uint8_t* download_to = output_pinned ? output.data : s.out.host;
   const size_t download_pitch = output_pinned ? output.pitch : out_row;
   check(cudaMemcpy2DAsync(download_to, download_pitch, s.out.device, out_row, out_row, size_t(output.height),

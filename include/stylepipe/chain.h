@@ -45,7 +45,9 @@ struct YuvImage {
   int height = 0;
   const uint8_t* planes[3] = {nullptr, nullptr, nullptr};  // NV12 uses two
   size_t pitches[3] = {0, 0, 0};                           // bytes a row, each plane's own
-  Size size() const { return {width, height}; }
+  int plane_count() const;              // 2 (NV12) or 3 (I420)
+  size_t row_bytes(int plane) const;    // the bytes a row of `plane` holds at least (its pitch's minimum)
+  int rows(int plane) const;
 };
 
 // One stage and its parameters, each a YAML value as text: {"color", "true"},
