@@ -14,7 +14,6 @@
 #include "pipeline/config.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
-#include "pipeline/stage_chain.h"
 
 namespace stylepipe::detail {
 namespace {
@@ -43,8 +42,7 @@ sp::LongClipRules long_clip_rules(const TranscodeRequest& a, const sp::Config& c
   rules.worker = worker_overrides(a);
   rules.worker.threads = o.clip.output.threads;
   rules.worker.stats_json_path.clear();
-  sp::BufferPool pool;  // no buffer is made: the stages are only asked what they are
-  rules.temporal = sp::StageChain(stage_specs(config), sp::Backend::cpu, pool).any_temporal();
+  rules.temporal = chain_is_temporal(config);
   return rules;
 }
 

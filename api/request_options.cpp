@@ -8,6 +8,7 @@
 #include "orchestration/parallel_run.h"
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
+#include "pipeline/stage_chain.h"
 
 namespace stylepipe::detail {
 
@@ -99,6 +100,11 @@ std::vector<sp::StageSpec> stage_specs(const sp::Config& config) {
   std::vector<sp::StageSpec> specs;
   for (const auto& s : config.stages) specs.push_back({s.name, s.params});
   return specs;
+}
+
+bool chain_is_temporal(const sp::Config& config) {
+  sp::BufferPool pool;
+  return sp::StageChain(stage_specs(config), sp::Backend::cpu, pool).any_temporal();
 }
 
 sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request) {

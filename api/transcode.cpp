@@ -19,7 +19,6 @@
 #include "pipeline/device.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
-#include "pipeline/stage_chain.h"
 
 namespace stylepipe {
 namespace {
@@ -132,8 +131,7 @@ int run_single(const TranscodeRequest& a) {
 int run_with_auto_jobs(TranscodeRequest a) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
   sp::AutoJobsHost host = detail::auto_jobs_host(a);
-  sp::BufferPool pool;  // no buffer is made: the stages are only asked what they are
-  host.temporal = sp::StageChain(detail::stage_specs(config), sp::Backend::cpu, pool).any_temporal();
+  host.temporal = detail::chain_is_temporal(config);
   const bool one_stream = detail::reads_one_stream(a);
   sp::AutoJobs choice{1, "1 worker: the input is read as one stream (a pipe, a device, --frames, --start or --duration)"};
   if (!one_stream) {
