@@ -25,12 +25,9 @@ fail() { echo "FAIL: $*"; status=1; }
 
 # shellcheck source=scripts/devkit-env.sh
 . scripts/devkit-env.sh  # unpacks .devkit/*.tar.xz into /tmp/kit; kit_cmake_args
-kit=/tmp/kit/gst-kit
+# shellcheck source=gstreamer/tests/kit-gst.sh
+. gstreamer/tests/kit-gst.sh  # gst (the kit's tools with the build's plugin), stats_of, field
 [ -f "$kit/env.sh" ] || { echo "no $kit/env.sh: copy ../shared/devkit/gst-kit.tar.xz into .devkit/"; exit 1; }
-# GStreamer's tools and libraries from the kit, the plugin from the build
-# (a subshell each: the kit's GLib stays out of everything else).
-root=$PWD
-gst() { (. "$kit/env.sh"; export GST_PLUGIN_PATH=$root/build-gpu/gstreamer; "$@"); }
 generator=(-G Ninja); command -v ninja >/dev/null || generator=()
 
 step "build (sm_90)"
@@ -53,9 +50,7 @@ step "the plugin's tests (CPU)"
 (cd build-gpu && gst ctest -L gstreamer --output-on-failure) >"$out/ctest.log" 2>&1 || fail "ctest -L gstreamer"
 grep -E "tests passed|tests failed|\*\*\*Failed" "$out/ctest.log"
 
-# The element's stats line (logged when it stops) and the caps on its pads.
-stats_of() { grep -o "stats: stylepipe-stats.*" "$1" | tail -1; }
-field() { sed -n "s/.*, $2=(guint64)\([0-9]*\).*/\1/p" <<<"$1"; }
+# The caps on the element's pads.
 caps_of() { grep -E "GstStylepipe:stylepipe0.GstPad:(sink|src): caps" "$1" | sed 's/.*GstPad:/  /' | cut -c1-140; }
 
 # `videotestsrc` frames, teed to a raw file, through the element (between

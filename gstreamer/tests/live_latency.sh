@@ -11,9 +11,8 @@ cd "$(dirname "$0")/../.." || exit 1
 out=$(realpath -m "${1:?usage: gstreamer/tests/live_latency.sh OUTDIR [FRAMES]}")
 frames=${2:-1800}
 mkdir -p "$out"
-kit=/tmp/kit/gst-kit
-root=$PWD
-gst() { (. "$kit/env.sh"; export GST_PLUGIN_PATH=$root/build-gpu/gstreamer; "$@"); }
+# shellcheck source=gstreamer/tests/kit-gst.sh
+. gstreamer/tests/kit-gst.sh  # gst (the kit's tools with the build's plugin), stats_of, field
 status=0
 
 # Per-frame times from the element's log: percentiles of all frames and of
@@ -31,8 +30,6 @@ summary() {  # log label
     if (NR) printf "  after the first 10 frames: p99 %.3f ms, max %.3f ms\n", v[p99] / 1e3, v[NR] / 1e3 }'
   echo "  slowest frames (frame: us): $(sort -k2 -n -r "$1.frames" | head -12 | awk '{ printf "%s:%s ", $1, $2 }')"
 }
-stats_of() { grep -o "stats: stylepipe-stats.*" "$1" | tail -1; }
-field() { sed -n "s/.*, $2=(guint64)\([0-9]*\).*/\1/p" <<<"$1"; }
 
 live() {  # name "before" "after"
   local name=$1 before=$2 after=$3 log=$out/$1.log
