@@ -146,8 +146,10 @@ void MediaWriter::open_output(const std::vector<CopyStream>& copy_streams, const
   o.plan = plan_;
   // A file appears under its name only once it plays: an existing one stays
   // as it was until then, and a run that fails first leaves it untouched. A
-  // live recording is written where it is watched, packet by packet.
-  writes_temporary_ = plan_.is_file && !plan_.image_sequence && !options_.low_latency;
+  // live recording is written where it is watched, packet by packet, and a
+  // device or FIFO where it is.
+  writes_temporary_ = plan_.is_file && !plan_.image_sequence && !options_.low_latency &&
+                      !written_in_place(plan_.ffmpeg_url);
   if (writes_temporary_) o.plan.ffmpeg_url = temporary_output_path(plan_.ffmpeg_url);
   o.name = name_;
   o.low_latency = options_.low_latency;

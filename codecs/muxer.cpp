@@ -107,6 +107,13 @@ std::string temporary_output_path(const std::string& path) {
   return (p.parent_path() / ("." + p.filename().string() + ".partial")).string();
 }
 
+bool written_in_place(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  return !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+         !std::filesystem::is_directory(status);
+}
+
 void Muxer::discard() {
   finished_ = true;
   close_file();
@@ -242,7 +249,7 @@ bool Muxer::try_open(const MuxedVideo& video, const std::vector<const CopyStream
         splice_packets_ = true;
       }
     }
-    created_file_ = plan.is_file;
+    created_file_ = plan.is_file && !written_in_place(plan.ffmpeg_url);  // a device or FIFO is never removed
   }
   r = avformat_init_output(context_, &opts);
   if (r < 0) {

@@ -25,6 +25,10 @@ namespace sp {
 // Where a file output is written until it is complete: a hidden name in the
 // same folder, so that the rename to the real name is atomic.
 std::string temporary_output_path(const std::string& path);
+// Whether `path` is written where it is, never through a temporary name: an
+// existing device, FIFO or socket (`-o /dev/null`), which a rename would
+// replace with a regular file.
+bool written_in_place(const std::string& path);
 
 class PipeSplicer;
 

@@ -173,7 +173,8 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
   }
   MuxerOptions muxer_options;
   muxer_options.plan = plan;
-  muxer_options.plan.ffmpeg_url = temporary_output_path(output);
+  const bool in_place = written_in_place(output);  // a device or FIFO: no rename over it
+  muxer_options.plan.ffmpeg_url = in_place ? output : temporary_output_path(output);
   muxer_options.name = output;
   const MuxedVideo video{video_parameters.get(), time_base, input.video().frame_rate,
                          video_parameters->sample_aspect_ratio};
@@ -185,7 +186,7 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
     const Joined joined = join(joined_video, input, muxer, whole_video);
     muxer.finish();
     std::error_code ec;
-    fs::rename(muxer_options.plan.ffmpeg_url, output, ec);
+    if (!in_place) fs::rename(muxer_options.plan.ffmpeg_url, output, ec);
     if (ec) throw Error(ExitCode::io_error, fmt::format("{}: cannot rename {} to it: {}", output, muxer_options.plan.ffmpeg_url, ec.message()));
     result.frames = joined.frames;
     result.packets_copied = joined.packets_copied;

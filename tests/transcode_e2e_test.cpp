@@ -1,6 +1,7 @@
 // End-to-end: the stylepipe binary on real clips made by ffmpeg, checked with
 // ffprobe/ffmpeg as the independent oracle.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -265,6 +266,28 @@ TEST(TranscodeE2E, PipesInAndOut) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(decoded_video_frames(out), 25);
   EXPECT_EQ(audio_packet_hashes(out), audio_packet_hashes(in));
+}
+
+// An existing device or FIFO (`-o /dev/null` as root) is written where it
+// is, by a single run and by a --jobs run's join: a rename from a temporary
+// name would put a regular file in its place.
+TEST(TranscodeE2E, AFifoOutputIsWrittenWhereItIsNotReplaced) {
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mkv", "96x64", 1.0);
+  for (const std::string jobs : {"", " --jobs 2 --segments 2"}) {
+    SCOPED_TRACE("flags:" + jobs);
+    const std::string fifo = dir.file("fifo"), out = dir.file("out.nut");
+    std::filesystem::remove(fifo);
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+    // The reader gives up after a minute, so that a run that never opens the FIFO cannot hang the test.
+    const CommandResult r = run_command("timeout 60 cat " + shell_quote(fifo) + " > " + shell_quote(out) + " & " +
+                                        shell_quote(stylepipe_binary()) + " run " + identity_config() + " -i " + in +
+                                        " -o " + shell_quote(fifo) + " -f nut -y --progress none" + jobs +
+                                        "; status=$?; wait; exit $status");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(std::filesystem::is_fifo(fifo)) << "the FIFO was replaced by a file";
+    EXPECT_EQ(decoded_video_frames(out), 25);
+  }
 }
 
 TEST(TranscodeE2E, SinglePhotoToPng) {
