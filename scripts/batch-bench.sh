@@ -37,4 +37,20 @@ n=$(ls "$out/clips" | wc -l)
 awk -v f="$frames" -v a="$one" -v b="$many" -v n="$n" -v s="$seconds" -v j="$jobs" -v size="$size" 'BEGIN{
   printf "%d frames (%s): one %d s clip --jobs %d: %.2f s, %.0f fps; %d clips of %d s, --jobs %d: %.2f s, %.0f fps; ratio %.2f\n",
     f, size, n * s, j, a, f / a, n, s, j, b, f / b, a / b }'
+# Where a clip's time goes: per-step medians over the clips, in seconds from
+# the clip's run start, and the clip's whole time (open to output closed).
+python3 - "$out/batch.json" <<'PY'
+import json, statistics, sys
+inputs = json.load(open(sys.argv[1]))["inputs"]
+steps = {}
+for clip in inputs:
+    marks = clip["stats"].get("startup_seconds", [])
+    origin = next((m["seconds"] for m in marks if m["step"].startswith("run started")), None)
+    for m in marks:
+        if origin is not None and m["seconds"] >= origin:
+            steps.setdefault(m["step"], []).append(m["seconds"] - origin)
+print("a clip's steps (median over %d clips, s from its start): %s; whole clip %.3f s (max %.3f)" % (
+    len(inputs), "; ".join("%s %.3f" % (k, statistics.median(v)) for k, v in steps.items()),
+    statistics.median(c["seconds"] for c in inputs), max(c["seconds"] for c in inputs)))
+PY
 rm -rf "$out/styled" "$out/long_styled.mp4"

@@ -67,6 +67,11 @@ against_cli() {  # name config frames WxH pattern "before" "after" expected-memo
     horizontal-speed=3 ! "video/x-raw,format=$format,width=$w,height=$h,framerate=30/1" ! tee name=t ! queue ! \
     filesink location="$d/in.raw" t. ! queue $before ! stylepipe config="$config" backend=cuda $after ! \
     filesink location="$d/gst.rgba" >"$d/gst.log" 2>&1 || { fail "$name: gst-launch-1.0"; tail -5 "$d/gst.log"; return; }
+  if [ "$format" != RGBA ]; then
+    python3 "$(dirname "$0")/pack_gst_raw.py" "$format" "$w" "$h" "$d/in.raw" "$d/in.packed" ||
+      { fail "$name: pack_gst_raw.py"; return; }
+    mv "$d/in.packed" "$d/in.raw"
+  fi
   build-gpu/stylepipe run "$config" -f rawvideo --pix-fmt "$pix_fmt" --size "$size" --rate 30 -i "$d/in.raw" \
     --backend cuda --progress none --codec rawvideo -f rawvideo --pix-fmt rgba -o "$d/cli.rgba" --overwrite \
     >"$d/cli.log" 2>&1 || { fail "$name: stylepipe run"; tail -5 "$d/cli.log"; return; }
