@@ -17,6 +17,7 @@
 
 extern "C" {
 #include <libavformat/avformat.h>
+#include <libavutil/md5.h>
 #include <libswscale/swscale.h>
 }
 
@@ -113,6 +114,20 @@ inline std::string tone_source(const std::string& what) {
 inline void ffmpeg(const std::string& args) {
   const CommandOutput r = run("ffmpeg -nostdin -hide_banner -v error -y " + args);
   ASSERT_EQ(r.code, 0) << args << "\n" << r.output;
+}
+
+// md5 of a yuv420p picture's visible bytes, as ffmpeg's framemd5 gives it.
+inline std::string picture_md5(const PlanarView& v) {
+  std::vector<uint8_t> tight;
+  for (int p = 0; p < 3; ++p) {
+    const int w = p ? (v.width + 1) / 2 : v.width, h = p ? (v.height + 1) / 2 : v.height;
+    for (int y = 0; y < h; ++y) tight.insert(tight.end(), v.plane[p] + y * v.pitch[p], v.plane[p] + y * v.pitch[p] + w);
+  }
+  uint8_t digest[16];
+  av_md5_sum(digest, tight.data(), tight.size());
+  char hex[33];
+  for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+  return hex;
 }
 
 // Presentation times (s) of the decoded frames of the first video stream.

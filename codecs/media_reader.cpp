@@ -12,6 +12,7 @@ extern "C" {
 #include <cmath>
 #include <mutex>
 
+#include "pipeline/device.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
@@ -131,10 +132,13 @@ void MediaReader::release() {
 }
 
 void MediaReader::close_decoder() {
+  const bool keep = decoder_can_be_kept();
   finished_ = true;
   decode_log_.reset();  // stops watching before the context goes
   decoded_.reset();
   sws_.reset();
+  if (keep)
+    options_.kept_decoder->keep(std::move(decoder_), format_->streams[video_.stream_index]->codecpar, decoder_setup_);
   decoder_.reset();
 }
 
@@ -254,11 +258,15 @@ void MediaReader::select_streams() {
 
 void MediaReader::open_decoder() {
   const AVStream* st = format_->streams[video_.stream_index];
+  const bool hardware_allowed = hardware_decoding_allowed(st->codecpar);
+  if (hardware_allowed && take_kept_decoder(st, true)) return;
   const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
   BufferRefPtr nvdec_device;
-  if (const auto nvdec = choose_hardware_decoder(st->codecpar)) {
+  if (const auto nvdec = hardware_allowed ? choose_hardware_decoder(st->codecpar) : std::nullopt) {
     codec = nvdec->decoder;
     nvdec_device.reset(nvdec->device);
+  } else if (take_kept_decoder(st, false)) {
+    return;
   }
   if (!codec)
     throw Error(ExitCode::unavailable,
@@ -267,18 +275,15 @@ void MediaReader::open_decoder() {
   if (!decoder_) throw std::bad_alloc();
   int r = avcodec_parameters_to_context(decoder_.get(), st->codecpar);
   if (r < 0) throw Error(ExitCode::data_error, name_ + ": bad video stream parameters: " + av_error_text(r));
-  decoder_->pkt_timebase = st->time_base;
-  decoder_->thread_count = options_.threads;  // 0: one per core
-  // Frame threads each hold a frame back; a live source wants none held.
-  decoder_->thread_type = options_.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
-  if (options_.low_latency) decoder_->flags |= AV_CODEC_FLAG_LOW_DELAY;
+  const DecoderSetup& setup = decoder_setup_ = decoder_setup(nvdec_device != nullptr);
+  decoder_->pkt_timebase = setup.packet_time_base;
+  decoder_->thread_count = setup.threads;
+  decoder_->thread_type = setup.thread_type;
+  decoder_->flags |= setup.flags;
   if (nvdec_device) {
     decoder_->hw_device_ctx = nvdec_device.release();
     nvdec_attached_ = true;
-    // NVDEC has at most 32 decode surfaces, and each frame thread would hold
-    // some; the hardware does the decoding, so one thread feeds it.
-    decoder_->thread_count = 1;
-    decoder_->extra_hw_frames = options_.frames_held;
+    decoder_->extra_hw_frames = setup.extra_hw_frames;
   }
   decoder_->opaque = decoder_.get();  // lets the log watch hear the frame threads
   decode_log_->watch(decoder_.get());
@@ -287,27 +292,69 @@ void MediaReader::open_decoder() {
     throw Error(ExitCode::data_error, name_ + ": cannot open the " + codec->name + " decoder: " + av_error_text(r));
 }
 
+DecoderSetup MediaReader::decoder_setup(bool nvdec) const {
+  DecoderSetup setup;
+  setup.packet_time_base = format_->streams[video_.stream_index]->time_base;
+  setup.threads = options_.threads;  // 0: one per core
+  // Frame threads each hold a frame back; a live source wants none held.
+  setup.thread_type = options_.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
+  if (options_.low_latency) setup.flags = AV_CODEC_FLAG_LOW_DELAY;
+  if (nvdec) {
+    // NVDEC has at most 32 decode surfaces, and each frame thread would hold
+    // some; the hardware does the decoding, so one thread feeds it.
+    setup.threads = 1;
+    setup.extra_hw_frames = options_.frames_held;
+    setup.cuda_device = current_cuda_device();
+  }
+  return setup;
+}
+
+bool MediaReader::take_kept_decoder(const AVStream* stream, bool nvdec) {
+  if (!options_.kept_decoder) return false;
+  const DecoderSetup setup = decoder_setup(nvdec);
+  decoder_ = options_.kept_decoder->take(stream->codecpar, setup);
+  if (!decoder_) return false;
+  decoder_setup_ = setup;
+  decoder_was_kept_ = true;
+  nvdec_attached_ = nvdec;
+  decode_log_->watch(decoder_.get());
+  return true;
+}
+
+// Kept only after a clean end: a decoder that met corrupt data, or one whose
+// run stopped early (a failure elsewhere, Ctrl-C), may still hold pictures
+// the next input must not see, or surfaces a failed run never gave back.
+bool MediaReader::decoder_can_be_kept() const {
+  return options_.kept_decoder && decoder_ && finished_ && !data_error_ && first_frame_seen_ && !nvdec_refused_ &&
+         !options_.low_latency;
+}
+
+// Whether NVDEC may be tried: --hwdec allows it and the caller's gate lets
+// it; otherwise the reason is kept for the stats.
+bool MediaReader::hardware_decoding_allowed(const AVCodecParameters* stream) {
+  software_reason_ = options_.software_decode_reason;
+  if (options_.hwdec == HwDecode::none) return false;
+  const std::optional<std::string> gate_refusal = options_.hardware_gate ? options_.hardware_gate() : std::nullopt;
+  options_.hardware_gate = nullptr;  // asked once: what it refers to belongs to the caller's start-up
+  // The gate's reasons (the CPU backend) were said where they arose.
+  if (gate_refusal) decode_in_software(stream, *gate_refusal, true);
+  return !gate_refusal;
+}
+
 // NVDEC's decoder and device for the stream, or nullopt (decoding in
 // software) with the reason kept for the stats and said in one line.
 std::optional<NvdecChoice> MediaReader::choose_hardware_decoder(const AVCodecParameters* stream) {
-  software_reason_ = options_.software_decode_reason;
-  if (options_.hwdec == HwDecode::none) return std::nullopt;
-  const std::optional<std::string> gate_refusal = options_.hardware_gate ? options_.hardware_gate() : std::nullopt;
-  options_.hardware_gate = nullptr;  // asked once: what it refers to belongs to the caller's start-up
-  std::string why;
-  if (gate_refusal) {
-    why = *gate_refusal;
-  } else {
-    NvdecChoice choice = choose_nvdec(stream);
-    if (choice.decoder) return choice;
-    why = choice.refusal;
-  }
+  NvdecChoice choice = choose_nvdec(stream);
+  if (choice.decoder) return choice;
+  decode_in_software(stream, choice.refusal, false);
+  return std::nullopt;
+}
+
+void MediaReader::decode_in_software(const AVCodecParameters* stream, const std::string& why, bool said_elsewhere) {
   if (options_.hwdec == HwDecode::nvdec) throw Error(ExitCode::unavailable, name_ + ": --hwdec nvdec: " + why);
   software_reason_ = why;
-  // Nothing to decode in rawvideo, and the gate's reasons (the CPU backend)
-  // were said where they arose: not worth a line (the stats keep them).
-  if (stream->codec_id != AV_CODEC_ID_RAWVIDEO && !gate_refusal) log_info("{}: decoding in software: {}", name_, why);
-  return std::nullopt;
+  // Nothing to decode in rawvideo: not worth a line (the stats keep it).
+  if (stream->codec_id != AV_CODEC_ID_RAWVIDEO && !said_elsewhere) log_info("{}: decoding in software: {}", name_, why);
 }
 
 void MediaReader::fill_video_info() {

@@ -18,6 +18,7 @@ extern "C" {
 #include <vector>
 
 #include "codecs/ffmpeg_util.h"
+#include "codecs/kept_decoder.h"
 #include "codecs/nvdec.h"
 #include "pipeline/image.h"
 
@@ -62,6 +63,10 @@ struct InputOptions {
   // GPU to start and says why hardware decoding cannot be used (nullopt: it
   // can). Probing the input thus overlaps with the device start-up.
   std::function<std::optional<std::string>()> hardware_gate;
+  // A worker's decoder from its previous input, taken when this stream is
+  // described the same way, and given back by close_decoder() after a clean
+  // end (codecs/kept_decoder.h). Null: the reader opens and frees its own.
+  KeptDecoder* kept_decoder = nullptr;
 };
 
 struct VideoStreamInfo {
@@ -179,6 +184,8 @@ class MediaReader {
   // software_decode_reason() says why it does not (empty when not asked).
   bool decodes_on_device() const { return nvdec_attached_ && !nvdec_refused_; }
   bool hardware_decoder_attached() const { return nvdec_attached_; }
+  // True when the decoder came from InputOptions::kept_decoder.
+  bool decoder_was_kept() const { return decoder_was_kept_; }
   const std::string& software_decode_reason() const { return software_reason_; }
 
  private:
@@ -201,11 +208,18 @@ class MediaReader {
   void note_video_packet(const AVPacket* packet);
   bool wait_for_input();
 
+  bool hardware_decoding_allowed(const AVCodecParameters* stream);
   std::optional<NvdecChoice> choose_hardware_decoder(const AVCodecParameters* stream);
+  void decode_in_software(const AVCodecParameters* stream, const std::string& why, bool said_elsewhere);
+  DecoderSetup decoder_setup(bool nvdec) const;
+  bool take_kept_decoder(const AVStream* stream, bool nvdec);
+  bool decoder_can_be_kept() const;
   FramePtr take_device_frame(AVFrame* decoded, PixelFormat* format);
 
   InputOptions options_;
   bool nvdec_attached_ = false, nvdec_refused_ = false, logged_device_download_ = false;
+  bool decoder_was_kept_ = false;
+  DecoderSetup decoder_setup_;  // what decoder_ was opened with
   std::string software_reason_;
   std::string name_;  // for messages: the path, or "stdin"
   AVFormatContext* format_ = nullptr;

@@ -101,6 +101,7 @@ ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progre
   t.stop = o.cancel;
   t.progress_sink = &progress;
   t.engine_cache = &engines;
+  t.input.kept_decoder = &engines.decoder();
   ClipOutcome outcome;
   outcome.started = true;
   const auto start = std::chrono::steady_clock::now();

@@ -7,6 +7,7 @@
 #include <array>
 #include <memory>
 
+#include "codecs/kept_decoder.h"
 #include "pipeline/buffer_pool.h"
 #include "pipeline/frame_engine.h"
 
@@ -17,6 +18,8 @@ class EngineCache {
   // The engines' buffers come from here, so it outlives every run that uses
   // the cache, and their encoders' pictures.
   BufferPool& pool() { return pool_; }
+  // The worker's decoder, kept for its next clip of the same kind.
+  KeptDecoder& decoder() { return decoder_; }
 
   // The kept engine of this backend, ready for a new video (its temporal
   // stages start again); null when there is none.
@@ -34,6 +37,8 @@ class EngineCache {
   // One per backend: a run that starts on the CPU while the GPU starts keeps both.
   std::array<std::unique_ptr<FrameEngine>, 2> engines_;
   std::unique_ptr<FrameEngine>& slot(Backend backend) { return engines_[backend == Backend::cuda ? 1 : 0]; }
+  // (Declared last: NVDEC's session goes first, while the context is up.)
+  KeptDecoder decoder_;
 };
 
 }  // namespace sp

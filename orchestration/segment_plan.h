@@ -45,6 +45,7 @@ struct WorkerOverrides {
   bool force = false;  // redo a finished segment
   const std::atomic<bool>* stop = nullptr;  // see TranscodeOptions
   SharedProgress* progress_sink = nullptr;
+  KeptDecoder* kept_decoder = nullptr;  // the worker's, from its previous segment (codecs/kept_decoder.h)
 };
 
 // Processes segment `index` into its file in the work directory: written

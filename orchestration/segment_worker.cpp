@@ -31,6 +31,7 @@ TranscodeOptions segment_options(const Manifest& m, int index, const Config& con
                              segment.end_pts.value_or(INT64_MAX), false};
   t.input.hwdec = *parse_hwdec(o.hwdec.value_or(m.hwdec));
   t.input.threads = o.threads.value_or(0);
+  t.input.kept_decoder = o.kept_decoder;
   t.output.threads = o.threads.value_or(0);
   t.lead_in_frames = segment.begin_pts ? m.warmup_frames : 0;
 

@@ -319,7 +319,10 @@ void Transcoder::process_item(ReadItem& item, MediaReader& reader) {
 // run (a failed run leaves some in the read queue), and the context must
 // outlive them.
 std::thread Transcoder::start_device_teardown(MediaReader& reader, std::shared_future<void> writes_done) {
-  if (backend_ != Backend::cuda) return {};
+  if (backend_ != Backend::cuda) {
+    reader.close_decoder();  // a software decoder goes at once, or to the worker's next input
+    return {};
+  }
   // A kept engine holds the pool's buffers and the context for the next run.
   const bool release_context = !options_.engine_cache && !reader.hardware_decoder_attached() &&
                                !(writer_ && writer_->takes_device_pictures());
@@ -398,6 +401,7 @@ int Transcoder::run(MediaReader& reader) {
   writes_done.set_value();
   stats_.decoder = {reader.video().codec_name + (reader.decodes_on_device() ? " (nvdec)" : ""),
                     reader.software_decode_reason()};
+  stats_.decoder_kept = reader.decoder_was_kept();
   if (device_.valid()) {
     try {
       resolve_backend();  // no frame came: still report the backend, or its failure

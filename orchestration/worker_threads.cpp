@@ -48,6 +48,7 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
       if (!outcome.failure) outcome.failure = int(e.code());
       stop = true;
     }
+    KeptDecoder decoder;  // NVDEC's session, opened once for all the worker's segments
     for (int index; !stop && !interrupted() && (index = next++) < segments;) {
       set_thread_log_context(fmt::format("segment {}", index));
       WorkerOverrides w = o.worker;
@@ -55,6 +56,7 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
       w.stats_json_path = m.segment_stats_path(index);
       w.stop = &stop;
       w.progress_sink = &counts[size_t(index)];
+      w.kept_decoder = &decoder;
       const int code = run_segment_reporting(m, index, w);
       set_thread_log_context("");
       std::lock_guard lock(mutex);

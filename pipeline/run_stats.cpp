@@ -122,6 +122,7 @@ nlohmann::json RunStats::to_json() const {
         {"device_to_host_per_frame", traffic.device_to_host_bytes * per_frame}}},
       {"warnings", warnings},
   };
+  if (decoder_kept) j["decoder"]["kept"] = true;
   std::vector<StartupStep> steps = startup;
   if (first_frame_seconds >= 0) steps.push_back({"first frame written", first_frame_seconds});
   std::stable_sort(steps.begin(), steps.end(), [](const StartupStep& a, const StartupStep& b) { return a.seconds < b.seconds; });

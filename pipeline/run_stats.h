@@ -68,6 +68,7 @@ struct RunStats {
   // The run's first stage chain: "built", or a batch worker's previous clip's,
   // "kept" as it was or "kept, configured" for another size.
   std::string stage_chain;
+  bool decoder_kept = false;  // the decoder was a batch or segment worker's previous input's
   double wall_seconds = 0;
   double first_frame_seconds = -1;  // from the process's start to the first frame written
   std::vector<StartupStep> startup;  // in the order they were done
