@@ -38,7 +38,7 @@ bin=$PWD/build-gpu/stylepipe
 
 if [ -z "${SKIP_TESTS:-}" ]; then
 step "tests"
-build-gpu/test_core --gtest_filter='SegmentsGpu.*:TranscodeE2E.Cuda*:FrameGraphsCuda.*:PublicChainGpu.*:ConvertCuda.*:BatchE2E.*:PencilStage.ForgetHistory*' \
+build-gpu/test_core --gtest_filter='SegmentsGpu.*:TranscodeE2E.Cuda*:FrameGraphsCuda.*:PublicChainGpu.*:ConvertCuda.*:BatchE2E.*:PencilStage.ForgetHistory*:KeptDecoder.*' \
   >"$out/tests.log" 2>&1 || status=1
 grep -E '^\[  (PASSED|FAILED|  SKIPPED) ' "$out/tests.log"
 grep -E '^\[  FAILED  \] [A-Za-z]' "$out/tests.log" | sort -u | head
@@ -57,6 +57,20 @@ compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.y
   -o "$out/small_out.mkv" -y --codec ffv1 --jobs $((2 * gpus)) --devices all --segments $((2 * gpus)) --progress none \
   >"$out/memcheck.log" 2>&1
 echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+# A batch: kept stage chains (pencil's device-side reset) and kept NVDEC
+# decoders, on every GPU; one clip of another size.
+mkdir -p "$out/batch_in" "$out/batch_out"
+for k in 1 2 3 4 5; do
+  ffmpeg -hide_banner -v error -y -f lavfi -i "testsrc2=size=320x240:rate=30" -ss "$k" -t 1 -c:v libx264 \
+    -pix_fmt yuv420p "$out/batch_in/clip$k.mp4"
+done
+ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=352x288:rate=30 -t 1 -c:v libx264 -pix_fmt yuv420p "$out/batch_in/clip6.mp4"
+compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.yaml -i "$out/batch_in/clip*.mp4" \
+  -o "$out/batch_out/{stem}.mkv" -y --codec ffv1 --jobs "$gpus" --devices all --hwdec nvdec --progress none \
+  --stats-json "$out/batch_memcheck.json" >"$out/memcheck_batch.log" 2>&1
+echo "memcheck (batch) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck_batch.log" | tail -1);" \
+  "$(python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["inputs"]; print(sum(bool(c["stats"]["decoder"].get("kept")) for c in i), "of", len(i), "clips took a kept decoder")' "$out/batch_memcheck.json" 2>&1)"
+rm -rf "$out/batch_in" "$out/batch_out"
 fi
 
 if [ -z "${SKIP_STARTUP:-}" ]; then
