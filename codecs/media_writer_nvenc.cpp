@@ -6,6 +6,10 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include <mutex>
+#include <set>
+
+#include "pipeline/device.h"
 #include "pipeline/log.h"
 
 namespace sp {
@@ -27,9 +31,25 @@ void MediaWriter::choose_encoder() {
   if (nvenc && options_.gpu_in_use) log_info("{}: encoding with {}: {}", name_, plan_.encoder->name, *why);
 }
 
+namespace {
+
+// GPUs found to have no NVENC engine (a datacenter GPU's hardware), by
+// ordinal: a batch asks each device once, not once per clip (~50 ms each, and
+// contended when 16 workers ask at once).
+std::mutex engineless_mutex;
+std::set<int> engineless_devices;
+
+}  // namespace
+
 // Opens the NVENC encoder once on the shared CUDA context; the reason when it
 // does not open.
 std::optional<std::string> MediaWriter::probe_nvenc(const AVCodec* nvenc) {
+  const std::string no_engine = "this GPU has no NVENC engine";
+  const int device = current_cuda_device();
+  {
+    std::lock_guard lock(engineless_mutex);
+    if (engineless_devices.count(device)) return no_engine;
+  }
   int r = create_shared_cuda_device(&nvenc_device_);
   if (r < 0) return "no CUDA device for NVENC (" + av_error_text(r) + ")";
   CodecContextPtr probe(avcodec_alloc_context3(nvenc));
@@ -45,7 +65,12 @@ std::optional<std::string> MediaWriter::probe_nvenc(const AVCodec* nvenc) {
   log_watch_->take_errors();  // the probe's complaints are not the output's
   if (r >= 0) return std::nullopt;
   av_buffer_unref(&nvenc_device_);
-  return explain_nvenc_failure(r, line);
+  std::string why = explain_nvenc_failure(r, line);
+  if (why == no_engine) {
+    std::lock_guard lock(engineless_mutex);
+    engineless_devices.insert(device);
+  }
+  return why;
 }
 
 // NVENC reads the pipeline's output where the GPU made it. A picture with a

@@ -7,7 +7,8 @@
 # clips as a batch with --jobs JOBS, both to libx264 ultrafast. Reports fps
 # of wall time and their ratio.
 # CLIPS (200), CLIP_SECONDS (2), SIZE (1280x720), RATE (30), CONFIG
-# (configs/pencil.yaml), JOBS (4), DEVICES (for --devices), STYLEPIPE (binary).
+# (configs/pencil.yaml), JOBS (4), DEVICES (for --devices), STYLEPIPE (binary),
+# EXTRA_ARGS (more options for both runs, e.g. "--hwdec none").
 # Usage: scripts/batch-bench.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,8 @@ if [ ! -e "$long" ]; then
 fi
 frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$long")
 devices=(); [ -n "${DEVICES:-}" ] && devices=(--devices "$DEVICES")
-timed() { local s e; s=$(date +%s.%N); "$@" --progress none -y --codec libx264 --preset ultrafast "${devices[@]}" \
+read -r -a extra <<<"${EXTRA_ARGS:-}"
+timed() { local s e; s=$(date +%s.%N); "$@" --progress none -y --codec libx264 --preset ultrafast "${devices[@]}" "${extra[@]}" \
   >"$out/last.log" 2>&1 || { tail -5 "$out/last.log" >&2; exit 1; }; e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f", b-a}'; }
 one=$(timed "$bin" run "$config" -i "$long" -o "$out/long_styled.mp4" --jobs "$jobs")
 many=$(timed "$bin" run "$config" -i "$out/clips/clip_*.mp4" -o "$out/styled/{stem}.mp4" --jobs "$jobs" \
