@@ -334,11 +334,33 @@ bool MediaReader::decoder_can_be_kept() const {
 bool MediaReader::hardware_decoding_allowed(const AVCodecParameters* stream) {
   software_reason_ = options_.software_decode_reason;
   if (options_.hwdec == HwDecode::none) return false;
+  if (options_.hwdec == HwDecode::automatic && is_short_input()) {
+    static std::once_flag said;
+    std::call_once(said, [&] { log_info("{}: decoding in software: {}", name_, options_.short_input_reason); });
+    decode_in_software(stream, options_.short_input_reason, true);
+    return false;
+  }
   const std::optional<std::string> gate_refusal = options_.hardware_gate ? options_.hardware_gate() : std::nullopt;
   options_.hardware_gate = nullptr;  // asked once: what it refers to belongs to the caller's start-up
   // The gate's reasons (the CPU backend) were said where they arose.
   if (gate_refusal) decode_in_software(stream, *gate_refusal, true);
   return !gate_refusal;
+}
+
+// Whether the video's pictures hold at most software_decode_up_to_pixels in
+// all, by the stream's frame count or its duration at its rate; an input of
+// unknown length is not short.
+bool MediaReader::is_short_input() const {
+  if (options_.software_decode_up_to_pixels <= 0) return false;
+  const AVStream* st = format_->streams[video_.stream_index];
+  double frames = double(st->nb_frames);
+  if (frames <= 0) {
+    const double seconds = st->duration > 0 ? double(st->duration) * av_q2d(st->time_base)
+                           : format_->duration > 0 ? double(format_->duration) / AV_TIME_BASE : -1;
+    frames = seconds > 0 && st->avg_frame_rate.num > 0 ? seconds * av_q2d(st->avg_frame_rate) : -1;
+  }
+  const double pixels = frames * st->codecpar->width * st->codecpar->height;
+  return frames > 0 && pixels <= options_.software_decode_up_to_pixels;
 }
 
 // NVDEC's decoder and device for the stream, or nullopt (decoding in

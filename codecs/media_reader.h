@@ -67,6 +67,10 @@ struct InputOptions {
   // described the same way, and given back by close_decoder() after a clean
   // end (codecs/kept_decoder.h). Null: the reader opens and frees its own.
   KeptDecoder* kept_decoder = nullptr;
+  // --hwdec auto: an input whose frames hold at most this many pixels in all
+  // is decoded in software, for this reason (said once per process). 0: never.
+  double software_decode_up_to_pixels = 0;
+  std::string short_input_reason;
 };
 
 struct VideoStreamInfo {
@@ -209,6 +213,7 @@ class MediaReader {
   bool wait_for_input();
 
   bool hardware_decoding_allowed(const AVCodecParameters* stream);
+  bool is_short_input() const;
   std::optional<NvdecChoice> choose_hardware_decoder(const AVCodecParameters* stream);
   void decode_in_software(const AVCodecParameters* stream, const std::string& why, bool said_elsewhere);
   DecoderSetup decoder_setup(bool nvdec) const;

@@ -103,6 +103,33 @@ TEST(MediaReader, ClosedDecoderEndsTheFramesAndPicturesAlreadyGivenStayIntact) {
   EXPECT_EQ(picture_md5(kept.frame.view()), md5[4]) << "the fifth picture, read after the close";
 }
 
+// A batch decodes its short clips in software (orchestration/batch.cpp): the
+// reader counts the input's pixels from its header, and only under --hwdec auto.
+TEST(MediaReader, ShortInputDecodesInSoftwareUnderAutoAndOnlyWhenShortEnough) {
+  TempDir dir;
+  const std::string clip = dir.file("short.mp4");
+  ffmpeg(picture_source("160x120", 25, "short input") + " -frames:v 10 -c:v libx264 -pix_fmt yuv420p " + clip);
+  const double pixels = 10.0 * 160 * 120;
+  const auto reason_with = [&](double limit, HwDecode mode) {
+    InputOptions o = input(clip);
+    o.hwdec = mode;
+    o.software_decode_up_to_pixels = limit;
+    o.short_input_reason = "short";
+    try {
+      MediaReader reader(o);
+      const ReadAll r = read_all(reader);
+      EXPECT_EQ(r.frames, 10);
+      return reader.software_decode_reason();
+    } catch (const Error& e) {
+      return std::string("error: ") + e.what();
+    }
+  };
+  EXPECT_EQ(reason_with(pixels, HwDecode::automatic), "short");
+  EXPECT_NE(reason_with(pixels - 1, HwDecode::automatic), "short") << "one pixel too many";
+  EXPECT_NE(reason_with(0, HwDecode::automatic), "short") << "0: never";
+  EXPECT_NE(reason_with(pixels, HwDecode::nvdec), "short") << "--hwdec nvdec is never overruled";
+}
+
 TEST(MediaReader, VariableFrameRateKeepsItsTimestamps) {
   TempDir dir;
   const std::string clip = dir.file("vfr.mkv");
