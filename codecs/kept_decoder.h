@@ -1,12 +1,13 @@
 #pragma once
 // A worker's video decoder, kept from one input to the next when the next
 // stream is described exactly as the last one was (a folder of clips from one
-// camera, the segments of one file). Opening NVDEC is most of a short clip's
-// start-up on a GPU: on an H100, 0.12-0.19 s from the input's open to its
-// first picture, of a 2 s clip's 0.4 s; about 0.7 s when 16 workers of one
-// process open theirs at once. A kept decoder is flushed, which is how FFmpeg
-// resets a decoder after draining or for a seek, and goes on with the same
-// session, surfaces and parameter sets.
+// camera, the segments of one file). A kept decoder is flushed, which is how
+// FFmpeg resets a decoder after draining or for a seek, and goes on with its
+// threads and parameter sets. What it does not keep is NVDEC's session:
+// FFmpeg's H.264 decoder makes it again after a flush, and a kept NVDEC
+// decoder's first picture took as long as a new one's (0.25 s with 4 workers
+// on an H100, 1 s with 16; docs/perf.md). A batch decodes short clips in
+// software for that reason (orchestration/batch.cpp).
 //
 // keep() may be called on a run's teardown thread while the worker's thread
 // waits to take(): the two are serialized.
