@@ -107,8 +107,11 @@ MediaReader::MediaReader(const InputOptions& options) : options_(options) {
   try {
     open_input();
     select_streams();
-    if (options_.decode_video) open_decoder();
-    fill_video_info();
+    fill_video_info();  // before the decoder: a short input (its frame count) decodes in software
+    if (options_.decode_video) {
+      open_decoder();
+      video_.codec_name = decoder_->codec->name;
+    }
     seek_to_start();
     if (live_pipe_fd_ >= 0) grow_live_pipe(live_pipe_fd_, video_);
   } catch (...) {
@@ -347,20 +350,12 @@ bool MediaReader::hardware_decoding_allowed(const AVCodecParameters* stream) {
   return !gate_refusal;
 }
 
-// Whether the video's pictures hold at most software_decode_up_to_pixels in
-// all, by the stream's frame count or its duration at its rate; an input of
-// unknown length is not short.
+// Whether the pictures to be read hold at most software_decode_up_to_pixels
+// in all, by fill_video_info's frame count; an input of unknown length is not short.
 bool MediaReader::is_short_input() const {
-  if (options_.software_decode_up_to_pixels <= 0) return false;
-  const AVStream* st = format_->streams[video_.stream_index];
-  double frames = double(st->nb_frames);
-  if (frames <= 0) {
-    const double seconds = st->duration > 0 ? double(st->duration) * av_q2d(st->time_base)
-                           : format_->duration > 0 ? double(format_->duration) / AV_TIME_BASE : -1;
-    frames = seconds > 0 && st->avg_frame_rate.num > 0 ? seconds * av_q2d(st->avg_frame_rate) : -1;
-  }
-  const double pixels = frames * st->codecpar->width * st->codecpar->height;
-  return frames > 0 && pixels <= options_.software_decode_up_to_pixels;
+  if (options_.software_decode_up_to_pixels <= 0 || video_.frame_count_estimate <= 0) return false;
+  const double pixels = double(video_.frame_count_estimate) * video_.size.width * video_.size.height;
+  return pixels <= options_.software_decode_up_to_pixels;
 }
 
 // NVDEC's decoder and device for the stream, or nullopt (decoding in
@@ -393,7 +388,7 @@ void MediaReader::fill_video_info() {
   video_.time_base = st->time_base;
   video_.file_start_us = format_->start_time != AV_NOPTS_VALUE ? format_->start_time : 0;
   video_.sample_aspect_ratio = av_guess_sample_aspect_ratio(format_, const_cast<AVStream*>(st), nullptr);
-  video_.codec_name = decoder_ && decoder_->codec ? decoder_->codec->name : avcodec_get_name(par->codec_id);
+  video_.codec_name = avcodec_get_name(par->codec_id);  // the decoder's own name once it is open
 
   AVRational rate = options_.rate ? av_d2q(*options_.rate, 1000000) : st->avg_frame_rate;
   if (rate.num <= 0 || rate.den <= 0) rate = st->r_frame_rate;

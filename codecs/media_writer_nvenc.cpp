@@ -44,11 +44,10 @@ std::set<int> engineless_devices;
 // Opens the NVENC encoder once on the shared CUDA context; the reason when it
 // does not open.
 std::optional<std::string> MediaWriter::probe_nvenc(const AVCodec* nvenc) {
-  const std::string no_engine = "this GPU has no NVENC engine";
   const int device = current_cuda_device();
   {
     std::lock_guard lock(engineless_mutex);
-    if (engineless_devices.count(device)) return no_engine;
+    if (engineless_devices.count(device)) return kNoNvencEngine;
   }
   int r = create_shared_cuda_device(&nvenc_device_);
   if (r < 0) return "no CUDA device for NVENC (" + av_error_text(r) + ")";
@@ -66,7 +65,7 @@ std::optional<std::string> MediaWriter::probe_nvenc(const AVCodec* nvenc) {
   if (r >= 0) return std::nullopt;
   av_buffer_unref(&nvenc_device_);
   std::string why = explain_nvenc_failure(r, line);
-  if (why == no_engine) {
+  if (why == kNoNvencEngine) {
     std::lock_guard lock(engineless_mutex);
     engineless_devices.insert(device);
   }

@@ -31,7 +31,7 @@ std::string explain_nvenc_failure(int error, const std::string& log_line) {
   const auto says = [&](const char* words) { return log_line.find(words) != std::string::npos; };
   // Datacenter GPUs (H100, A100, ...) have NVDEC but no NVENC engine.
   if (says("unsupported device") || says("No capable devices found") || says("no NVENC capable"))
-    return "this GPU has no NVENC engine";
+    return kNoNvencEngine;
   // Consumer drivers cap concurrent sessions; the open fails with this status.
   if (says("out of memory") || says("incompatible client key") || says("session"))
     return "the NVENC session limit is reached";

@@ -24,6 +24,9 @@ const AVCodec* nvenc_counterpart(const AVCodec* encoder);
 // Why opening NVENC failed, from the error code and FFmpeg's last log line:
 // no NVENC on this GPU, the session limit, or the driver's own words.
 std::string explain_nvenc_failure(int error, const std::string& log_line);
+// explain_nvenc_failure's words for a GPU without the engine: a fact of the
+// hardware, which a process need find out only once per device.
+inline constexpr const char* kNoNvencEngine = "this GPU has no NVENC engine";
 
 // x264 presets ultrafast..placebo map to NVENC p1..p7, crf to constant
 // quality `cq` at the same number; low latency: tune ull, no delay, no

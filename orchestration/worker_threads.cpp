@@ -48,7 +48,7 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
       if (!outcome.failure) outcome.failure = int(e.code());
       stop = true;
     }
-    KeptDecoder decoder;  // NVDEC's session, opened once for all the worker's segments
+    KeptDecoder decoder;  // the worker's decoder for its next segment (not NVDEC's session: codecs/kept_decoder.h)
     for (int index; !stop && !interrupted() && (index = next++) < segments;) {
       set_thread_log_context(fmt::format("segment {}", index));
       WorkerOverrides w = o.worker;

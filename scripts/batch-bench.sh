@@ -54,9 +54,8 @@ for clip in inputs:
 print("a clip's steps (median over %d clips, s from its start): %s; whole clip %.3f s (max %.3f)" % (
     len(inputs), "; ".join("%s %.3f" % (k, statistics.median(v)) for k, v in steps.items()),
     statistics.median(c["seconds"] for c in inputs), max(c["seconds"] for c in inputs)))
-kept = lambda c, what: c["stats"].get(what) if what == "stage_chain" else c["stats"]["decoder"].get("kept", False)
 print("decoders kept from the worker's previous clip: %d of %d; stage chains kept: %d" % (
-    sum(bool(kept(c, "decoder")) for c in inputs), len(inputs),
-    sum(str(kept(c, "stage_chain")).startswith("kept") for c in inputs)))
+    sum(bool(c["stats"]["decoder"].get("kept")) for c in inputs), len(inputs),
+    sum(str(c["stats"].get("stage_chain", "")).startswith("kept") for c in inputs)))
 PY
 rm -rf "$out/styled" "$out/long_styled.mp4"
