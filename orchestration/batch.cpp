@@ -75,12 +75,10 @@ void refuse_outputs_that_are_inputs(const std::vector<BatchClip>& clips) {
 }
 
 // Opening NVDEC for a clip takes 0.25 s with 4 workers on an H100 and about
-// 1 s with 16, the driver making one session at a time, even for a kept
-// decoder (FFmpeg's H.264 decoder makes its NVDEC session again after a
-// flush). A batch of 200 clips of 2 s at 720p30 ran at 608 fps decoding on
-// NVDEC and 1,161 fps decoding in software, 16 workers (docs/perf.md).
-// Clips up to 2 s of 1080p60 (or 8 s of 720p30) decode in software.
-constexpr double kShortClipPixels = 120.0 * 1920 * 1080;
+// 1 s with 16, even for a kept decoder (FFmpeg's H.264 decoder makes its
+// NVDEC session again after a flush). A batch of 200 clips of 2 s at 720p30
+// ran at 608 fps decoding on NVDEC and 1,161 fps decoding in software, 16
+// workers (docs/perf.md).
 constexpr const char* kShortClipReason =
     "a short clip in a batch (up to 120 frames of 1080p): opening NVDEC per clip costs more than decoding it on the "
     "CPU (--hwdec nvdec to decode on the GPU anyway)";
@@ -114,7 +112,7 @@ ClipOutcome run_clip(const BatchOptions& o, size_t index, SharedProgress& progre
   t.engine_cache = &engines;
   t.input.kept_decoder = &engines.decoder();
   if (o.clips.size() > 1) {
-    t.input.software_decode_up_to_pixels = kShortClipPixels;
+    t.input.software_decode_up_to_pixels = kShortInputPixels;
     t.input.short_input_reason = kShortClipReason;
   }
   ClipOutcome outcome;

@@ -84,6 +84,13 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
     return backend;
   });
   InputOptions input = options.input;
+  // A whole file (not a segment's window, not live) that is short: see kShortInputPixels.
+  if (input.software_decode_up_to_pixels == 0 && !input.window && !input.low_latency && !options.low_latency) {
+    input.software_decode_up_to_pixels = kShortInputPixels;
+    input.short_input_reason =
+        "a short input (up to 120 frames of 1080p): NVDEC's session costs more to open and close than decoding it "
+        "on the CPU (--hwdec nvdec to decode on the GPU anyway)";
+  }
   input.frames_held = options.effective_queue_depth() + options.frames_in_flight + 2;
   if (input.window) input.window->lead_in = options.lead_in_frames > 0;
   input.hardware_gate = [&device] { return hardware_decoding_refusal(device); };

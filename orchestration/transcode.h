@@ -43,6 +43,12 @@ struct TranscodeOptions {
   EngineCache* engine_cache = nullptr;
 };
 
+// Under --hwdec auto an input of at most this many pixels in all (120
+// frames of 1080p: 2 s at 60 fps) decodes in software. NVDEC costs such an
+// input more than it saves: a session takes 0.06-1 s to open (the driver
+// makes one at a time) and a process that used it 0.3 s to end.
+constexpr double kShortInputPixels = 120.0 * 1920 * 1080;
+
 // Picks the backend for a request of auto|cuda|cpu. `auto` falls back to the
 // CPU and says why in one line; `cuda` without a device throws (exit 69).
 Choice select_backend(const std::string& request);

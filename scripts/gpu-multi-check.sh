@@ -74,37 +74,8 @@ rm -rf "$out/batch_in" "$out/batch_out"
 fi
 
 if [ -z "${SKIP_STARTUP:-}" ]; then
-step "start-up of a 10-frame 1080p clip (wall, then --stats-json's steps), median of 5"
-ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -f lavfi -i sine -frames:v 10 -t 0.34 \
-  -c:v libx264 -pix_fmt yuv420p -c:a aac "$out/ten.mp4"
-startup() {  # label, env...
-  local label=$1 i s e
-  shift
-  for i in 1 2 3 4 5; do
-    s=$(date +%s.%N)
-    env "$@" "$bin" run configs/pencil.yaml -i "$out/ten.mp4" -o "$out/ten_out.mp4" -y --progress none "${extra[@]}" \
-      --stats-json "$out/startup_$i.json" 2>"$out/startup.err" || { cat "$out/startup.err"; status=1; }
-    e=$(date +%s.%N)
-    awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f\n", b-a}'
-  done | sort -n | awk -v l="$label" '{t[NR]=$1} END{printf "%-28s wall median %.3f s (min %.3f, max %.3f)\n", l, t[3], t[1], t[5]}'
-  python3 - "$out"/startup_3.json <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-print("    " + "; ".join("%s %.3f" % (x["step"], x["seconds"]) for x in s["startup_seconds"]))
-print("    backend %s, decoder %s, encoder %s; wall_seconds %.3f" % (s["backend"]["name"], s["decoder"]["name"], s["encoder"]["name"], s["wall_seconds"]))
-PY
-}
-startup "one GPU visible" CUDA_VISIBLE_DEVICES=0 | tee -a "$out/startup.txt"
-startup "all $gpus visible" | tee -a "$out/startup.txt"
-# Where the rest goes, by difference: no NVDEC, then no CUDA at all.
-extra=(--hwdec none); startup "all visible, --hwdec none" | tee -a "$out/startup.txt"
-extra=(--backend cpu); startup "all visible, --backend cpu" | tee -a "$out/startup.txt"
-extra=()
-ffmpeg_ten() { ffmpeg -hide_banner -v error -y "$@" -i "$out/ten.mp4" -c:v libx264 -c:a copy "$out/ten_ff.mp4"; }
-for hw in "" "-hwaccel cuda"; do
-  s=$(date +%s.%N); ffmpeg_ten $hw; e=$(date +%s.%N)
-  awk -v a="$s" -v b="$e" -v l="ffmpeg $hw" 'BEGIN{printf "%-28s wall %.3f s\n", l, b-a}' | tee -a "$out/startup.txt"
-done
+  step "start-up of a 10-frame 1080p clip: each way of running it, the driver's floor, ffmpeg"
+  STYLEPIPE=$bin scripts/startup-bench.sh "$out/startup" | tee "$out/startup.txt" || status=1
 fi
 [ -n "${SKIP_BENCH:-}" ] && exit $status
 
@@ -150,5 +121,5 @@ for path in sys.argv[1:]:
     print(path.rsplit("/", 1)[-1] + ": " + "; ".join("%s %.3f" % (k, statistics.median(steps[k])) for k in order))
 PY
 cp "$out/bench/segments.txt" "$out/segments.txt" 2>/dev/null
-rm -rf "$out/bench" "$out"/*.mp4 "$out"/*.mkv "$out"/startup_[1245].json "$out"/cmake.log "$out"/build.log "$out"/startup.err
+rm -rf "$out/bench" "$out"/*.mp4 "$out"/*.mkv "$out"/cmake.log "$out"/build.log
 exit $status

@@ -73,7 +73,9 @@ TEST(HwDecode, AutoWithoutADeviceDecodesInSoftwareAndSaysWhy) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json s = read_json(stats);
   EXPECT_EQ(s["decoder"]["name"], "h264");
-  EXPECT_NE(s["decoder"]["reason"].get<std::string>().find("CPU backend"), std::string::npos) << s["decoder"];
+  // Ten frames are a short input, decoded in software on any machine; the missing device is said too.
+  EXPECT_NE(s["decoder"]["reason"].get<std::string>().find("a short input"), std::string::npos) << s["decoder"];
+  EXPECT_NE(r.output.find("using the CPU backend"), std::string::npos) << r.output;
   const CommandResult demanded = stylepipe("run " + identity_config() + " -i " + in + " -o " + dir.file("p.mkv") +
                                            " --hwdec nvdec");
   EXPECT_EQ(demanded.exit_code, 69) << demanded.output;
