@@ -100,6 +100,12 @@ class MediaWriter {
   // directory, an output that is a directory -> io_error (74); an encoder this
   // FFmpeg lacks -> unavailable (69). Writes nothing.
   static void preflight(const OutputOptions& options);
+  // Where the output would ask for NVENC (--encoder auto or nvenc, a codec
+  // NVENC has), finds out now whether the calling thread's GPU has an NVENC
+  // engine at all, so that a writer opened later need not. The first probe
+  // of a process took 0.27 s on an H200, which has none: a run calls this
+  // once the GPU is up, while its stages are configured. Never throws.
+  static void learn_nvenc_engine(const OutputOptions& options);
 
   // Opens the encoder and the output, writes the header. `input_video` gives
   // the time base (pts/duration of write_video are in it), frame rate, colour.

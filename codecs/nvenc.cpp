@@ -1,5 +1,8 @@
 #include "codecs/nvenc.h"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "codecs/ffmpeg_util.h"
@@ -83,6 +86,31 @@ AVBufferRef* make_cuda_frames_pool(AVBufferRef* device, AVPixelFormat format, in
   *error = av_hwframe_ctx_init(pool);
   if (*error < 0) av_buffer_unref(&pool);
   return pool;
+}
+
+std::string gpus_without_nvenc_path() {
+  namespace fs = std::filesystem;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  fs::path dir;
+  if (xdg && *xdg) dir = xdg;
+  else if (home && *home) dir = fs::path(home) / ".cache";
+  else return {};
+  return (dir / "stylepipe" / "gpus-without-nvenc").string();
+}
+
+bool listed_without_nvenc(const std::string& path, const std::string& identity) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (line == identity) return true;
+  return false;
+}
+
+void list_without_nvenc(const std::string& path, const std::string& identity) {
+  if (path.empty() || identity.find('\n') != std::string::npos || listed_without_nvenc(path, identity)) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::ofstream(path, std::ios::app) << identity << "\n";  // one short append: whole lines even side by side
 }
 
 }  // namespace sp

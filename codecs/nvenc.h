@@ -28,6 +28,16 @@ std::string explain_nvenc_failure(int error, const std::string& log_line);
 // hardware, which a process need find out only once per device.
 inline constexpr const char* kNoNvencEngine = "this GPU has no NVENC engine";
 
+// GPUs found to have no NVENC engine, kept between processes: the first probe
+// of a process took 0.26 s on an H200, more than the rest of a short run's
+// start. One cuda_device_identity() a line, in
+// $XDG_CACHE_HOME/stylepipe/gpus-without-nvenc (~/.cache where unset); ""
+// where neither variable is set. Deleting the file makes the GPUs probed again.
+std::string gpus_without_nvenc_path();
+bool listed_without_nvenc(const std::string& path, const std::string& identity);
+// Adds the line (unless listed); a cache that cannot be written is left be.
+void list_without_nvenc(const std::string& path, const std::string& identity);
+
 // x264 presets ultrafast..placebo map to NVENC p1..p7, crf to constant
 // quality `cq` at the same number; low latency: tune ull, no delay, no
 // B-frames, no lookahead. `settings` gets a readable summary.

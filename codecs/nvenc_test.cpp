@@ -4,6 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+
+#include "codecs/codec_test_util.h"
+#include "tests/support/test_support.h"
+
 namespace sp {
 namespace {
 
@@ -44,6 +53,60 @@ TEST(Nvenc, X264KnobsMapOntoNvenc) {
   EXPECT_STREQ(av_dict_get(options, "bf", nullptr, 0)->value, "0");
   av_dict_free(&options);
   EXPECT_NE(settings.find("cq 23 preset p4"), std::string::npos) << settings;
+}
+
+// Sets an environment variable for the test's scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string random_identity(std::mt19937_64& rng) {
+  return "GPU-" + std::to_string(rng()) + "-" + std::to_string(rng()) + " CUDA driver " + std::to_string(rng() % 20000);
+}
+
+TEST(Nvenc, GpusWithoutAnEngineAreKeptBetweenProcessesOneLineEach) {
+  std::mt19937_64 rng(test::fresh_seed());
+  codec_test::TempDir dir;
+  const std::string root = dir.file("root");
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", root.c_str());
+    EXPECT_EQ(gpus_without_nvenc_path(), root + "/stylepipe/gpus-without-nvenc");
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr), home("HOME", root.c_str());
+    EXPECT_EQ(gpus_without_nvenc_path(), root + "/.cache/stylepipe/gpus-without-nvenc");
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr), home("HOME", nullptr);
+    EXPECT_EQ(gpus_without_nvenc_path(), "");
+  }
+  const std::string path = root + "/made/by/the/first/one/gpus-without-nvenc";
+  const std::string h100 = random_identity(rng), h200 = random_identity(rng), l4 = random_identity(rng);
+  EXPECT_FALSE(listed_without_nvenc(path, h100)) << "no file yet";
+  list_without_nvenc(path, h100);
+  list_without_nvenc(path, h200);
+  list_without_nvenc(path, h100);  // a second process that found the same
+  EXPECT_TRUE(listed_without_nvenc(path, h100));
+  EXPECT_TRUE(listed_without_nvenc(path, h200));
+  EXPECT_FALSE(listed_without_nvenc(path, l4));
+  EXPECT_FALSE(listed_without_nvenc(path, h100.substr(0, h100.size() - 1))) << "whole lines only";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, h100 + "\n" + h200 + "\n");
+  // Where the cache cannot be written (a file stands where its folder would be), nothing happens.
+  const std::string blocked = path + "/under/a/file";
+  list_without_nvenc(blocked, l4);
+  EXPECT_FALSE(listed_without_nvenc(blocked, l4));
+  list_without_nvenc("", l4);
 }
 
 TEST(Nvenc, ChoiceParsing) {

@@ -11,6 +11,7 @@
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
+#include "pipeline/stage.h"
 #include "orchestration/transcoder.h"
 
 namespace sp {
@@ -68,21 +69,44 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   MediaWriter::preflight(options.output);
   // Written by the device thread, read once the transcoder has its backend.
   std::atomic<double> driver_ready{-1}, context_ready{-1};
+  // The stages' host-side caches are made meanwhile too (StageDescriptor::prepare_host).
+  const std::shared_future<void> stages_prepared = std::async(std::launch::async, [&options] {
+    for (const StageSpec& stage : options.stages) {
+      const StageDescriptor* d = StageRegistry::instance().find(stage.name);
+      try {
+        if (d && d->prepare_host) d->prepare_host(stage.params);
+      } catch (const std::exception& e) {
+        log_debug("{}: preparing: {}", stage.name, e.what());  // configure() meets it again, and reports
+      }
+    }
+  }).share();
   // Device start-up (driver and context) overlaps with probing the input.
-  std::future<Choice> device = std::async(std::launch::async, [&, log_context = thread_log_context(),
-                                                              cuda_device = current_cuda_device()] {
+  // The backend is known once the context is made; the same thread then asks
+  // whether the GPU has NVENC, while the stages are configured.
+  std::promise<Choice> backend_known;
+  std::future<Choice> device = backend_known.get_future();
+  const auto start_device = [&, log_context = thread_log_context(), cuda_device = current_cuda_device()] {
     set_thread_log_context(log_context);
     name_this_thread("sp-device");
-    Choice backend = select_backend(options.backend);
-    driver_ready = seconds_since_process_start();
-    if (backend.name == "cuda") {
-      use_cuda_device(cuda_device);
-      start_cuda_context();
-      context_ready = seconds_since_process_start();
+    Choice backend;
+    try {
+      backend = select_backend(options.backend);
+      driver_ready = seconds_since_process_start();
+      if (backend.name == "cuda") {
+        use_cuda_device(cuda_device);
+        start_cuda_context();
+        context_ready = seconds_since_process_start();
+      }
+    } catch (...) {
+      backend_known.set_exception(std::current_exception());
+      return;
     }
     log_debug("device ready");
-    return backend;
-  });
+    backend_known.set_value(backend);
+    if (backend.name == "cuda") MediaWriter::learn_nvenc_engine(options.output);
+  };
+  // Joined when the run returns, thrown or not (the last copy of a std::async future waits).
+  const std::shared_future<void> device_work = std::async(std::launch::async, start_device).share();
   InputOptions input = options.input;
   // A whole file (not a segment's window, not live) that is short: see kShortInputPixels.
   if (input.software_decode_up_to_pixels == 0 && !input.window && !input.low_latency && !options.low_latency) {
@@ -107,7 +131,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   stats.input = options.input.url;
   stats.output = options.output.url;
   stats.decoder.name = reader.video().codec_name;
-  detail::Transcoder transcoder(options, stats, std::move(device), reader);
+  detail::Transcoder transcoder(options, stats, std::move(device), device_work, reader);
   const int code = transcoder.run(reader);
   if (driver_ready >= 0) stats.startup.push_back({"backend chosen (CUDA driver probed)", driver_ready});
   if (context_ready >= 0) stats.startup.push_back({"CUDA context created", context_ready});

@@ -336,6 +336,7 @@ std::thread Transcoder::start_device_teardown(MediaReader& reader, std::shared_f
       writes_done.wait();
       pool_.trim_all();
       if (pool_.stats().buffers_live != 0) return;
+      if (device_work_.valid()) device_work_.wait();
       release_cuda_context();
       log_debug("device released");
     } catch (const std::exception& e) {

@@ -62,11 +62,15 @@ struct FrameMeta {
 
 class Transcoder {
  public:
-  Transcoder(const TranscodeOptions& o, RunStats& stats, std::future<Choice> device, const MediaReader& reader)
+  // `device_work` ends when the device thread is done with the context (it
+  // asks for NVENC after giving the backend): the context is not released before.
+  Transcoder(const TranscodeOptions& o, RunStats& stats, std::future<Choice> device,
+             std::shared_future<void> device_work, const MediaReader& reader)
       : options_(o),
         stats_(stats),
         pool_(o.engine_cache ? o.engine_cache->pool() : own_pool_),
         device_(std::move(device)),
+        device_work_(std::move(device_work)),
         read_queue_(startup_read_ahead(o, reader), o.overflow),
         write_queue_(o.effective_queue_depth()) {}
 
@@ -109,6 +113,7 @@ class Transcoder {
   BufferPool& pool_;  // the engine cache's, where the run has one
   const PoolStats pool_at_start_ = pool_.stats();
   std::future<Choice> device_;  // the backend, once the device has started
+  std::shared_future<void> device_work_;
   // The GPU of the thread that made the run; its own threads take it too.
   const int cuda_device_ = current_cuda_device();
   Backend backend_ = Backend::cpu;

@@ -28,6 +28,9 @@ struct DeviceProperties {
 DeviceProperties current_device_properties();
 // "0000:41:00.0": which physical GPU an ordinal is, whatever CUDA_VISIBLE_DEVICES says.
 std::string cuda_device_pci_bus_id(int device);
+// "GPU-8c3e0c7a-... CUDA driver 13000": one physical GPU under one driver,
+// the key of what is known about its hardware between processes.
+std::string cuda_device_identity(int device);
 
 // The calling thread's CUDA device: CUDA's own per-thread current device, 0
 // until a thread chooses another. A run on device N sets it on each thread

@@ -1,6 +1,7 @@
 #include "pipeline/device.h"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -126,6 +127,18 @@ void release_cuda_context() {
     if (g_started_devices.erase(device) == 0) return;
   }
   SP_CUDA_CHECK(cudaDeviceReset());
+}
+
+std::string cuda_device_identity(int device) {
+  cudaDeviceProp prop{};
+  SP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  int driver = 0;
+  SP_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  const auto* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  return fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x} "
+                     "CUDA driver {}",
+                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                     b[15], driver);
 }
 
 std::string cuda_device_pci_bus_id(int device) {

@@ -14,6 +14,7 @@ int cuda_device_count() { return 0; }
 
 DeviceProperties current_device_properties() { throw Error(ExitCode::unavailable, kNoCudaInBuild); }
 std::string cuda_device_pci_bus_id(int) { throw Error(ExitCode::unavailable, kNoCudaInBuild); }
+std::string cuda_device_identity(int) { throw Error(ExitCode::unavailable, kNoCudaInBuild); }
 
 int current_cuda_device() { return 0; }
 void use_cuda_device(int device) {

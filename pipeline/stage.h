@@ -121,6 +121,11 @@ struct StageDescriptor {
   // Every rule `validate` checks, by name: the schema and docs list them.
   std::vector<ParamRule> rules;
   std::function<std::unique_ptr<Stage>(const Params&)> create;
+  // Optional: work of configure() that needs no device and is the same for
+  // every run of these parameters (pencil's generated texture, 90 ms), made
+  // into a process-wide cache. A run calls it on a thread of its own while
+  // the GPU starts, so that configure() finds it made.
+  std::function<void(const Params&)> prepare_host;
 };
 
 class StageRegistry {

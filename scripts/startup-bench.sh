@@ -31,11 +31,15 @@ wall_median() {  # label, command... : five runs, the median and the range
   done | sort -n | awk -v l="$label" '{t[NR]=$1} END{printf "%-34s wall median %.3f s (min %.3f, max %.3f)\n", l, t[3], t[1], t[5]}'
 }
 
+# What a GPU was found without (NVENC) is kept between processes
+# (codecs/nvenc.h): the runs share this cache; a "first_" run empties it first.
+export XDG_CACHE_HOME=$out/cache
 stylepipe_ten() {  # label, visible ("0" or "all"), extra flags...
-  local label=$1 visible=$2
+  local label=$1 visible=$2 fresh=()
   shift 2
   local env_visible=(); [ "$visible" = all ] || env_visible=(CUDA_VISIBLE_DEVICES="$visible")
-  wall_median "$label" env "${env_visible[@]}" "$bin" run configs/pencil.yaml -i "$clip" -o "$out/ten_out.mp4" -y \
+  [[ $label == first_* ]] && fresh=(sh -c 'rm -rf "$XDG_CACHE_HOME"; exec "$@"' fresh)
+  wall_median "$label" "${fresh[@]}" env "${env_visible[@]}" "$bin" run configs/pencil.yaml -i "$clip" -o "$out/ten_out.mp4" -y \
     --progress none --log-level debug --stats-json "$out/stats_$label.json" "$@"
   python3 - "$out/stats_$label.json" <<'PY'
 import json, sys
@@ -49,6 +53,7 @@ PY
 
 for visible in ${VISIBLE:-0 all}; do
   tag=$([ "$visible" = all ] && echo all || echo gpu$visible)
+  stylepipe_ten "first_$tag" "$visible"
   stylepipe_ten "default_$tag" "$visible"
   stylepipe_ten "nvdec_$tag" "$visible" --hwdec nvdec
 done
@@ -69,5 +74,5 @@ for hw in "" "-hwaccel cuda"; do
   wall_median "ffmpeg${hw:+_hwaccel}" ffmpeg -hide_banner -v error -y $hw -i "$clip" -c:v libx264 -c:a copy \
     "$out/ten_ff.mp4"
 done
-rm -f "$out"/*.mp4 "$out/last.log" "$out/nvdec-sessions"
+rm -rf "$out"/*.mp4 "$out/last.log" "$out/nvdec-sessions" "$out/cache"
 exit $status

@@ -187,23 +187,27 @@ TEST(HwDecodeCuda, Av1EightAndTenBitMatchAReferenceDecoder) {
 
 // --hwdec auto asks the driver first and says why it decodes in software:
 // H.264 wider than NVDEC decodes on any GPU so far (4096 or 8192 pixels).
+// The clip is just long enough not to be a short input (kShortInputPixels),
+// which decodes in software for that reason first.
 TEST(HwDecodeCuda, AutoSaysWhenTheSizeIsAboveTheLimitAndNvdecDemandedFails) {
   SP_REQUIRE_CUDA();
   TempDir dir;
-  const std::string clip = make_clip(dir, "wide.mp4", "8208x64", "libx264", "yuv420p", 0.4);
+  const std::string clip = dir.file("wide.mp4");
+  ASSERT_EQ(run_command("ffmpeg -v error -y -f lavfi -i testsrc2=size=8208x512:rate=25 -frames:v 61 -c:v libx264 "
+                        "-preset ultrafast -pix_fmt yuv420p " + clip).exit_code, 0);
   const std::string out = dir.file("o.mkv"), stats = dir.file("s.json");
   const CommandResult r = stylepipe("run " + identity_config() + " -i " + clip + " -o " + out +
                                     " --codec ffv1 --backend cuda --stats-json " + stats);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("decoding in software: 8208x64 is above this GPU's NVDEC limit for h264"), std::string::npos)
+  EXPECT_NE(r.output.find("decoding in software: 8208x512 is above this GPU's NVDEC limit for h264"), std::string::npos)
       << r.output;
   const nlohmann::json s = read_json(stats);
   EXPECT_EQ(s["decoder"]["name"], "h264") << s["decoder"];
-  EXPECT_EQ(s["frames"]["out"], 10);
+  EXPECT_EQ(s["frames"]["out"], 61);
   const CommandResult demanded = stylepipe("run " + identity_config() + " -i " + clip + " -o " + dir.file("p.mkv") +
                                            " --codec ffv1 --hwdec nvdec");
   EXPECT_EQ(demanded.exit_code, 69) << demanded.output;
-  EXPECT_NE(demanded.output.find("--hwdec nvdec: 8208x64 is above"), std::string::npos) << demanded.output;
+  EXPECT_NE(demanded.output.find("--hwdec nvdec: 8208x512 is above"), std::string::npos) << demanded.output;
 }
 
 TEST(HwDecodeCuda, ResolutionChangeKeepsGoing) {

@@ -5,6 +5,7 @@
 
 #include "stages/pencil/pencil.h"
 #include "stages/pencil/pencil_math.h"
+#include "stages/pencil/pencil_texture.h"
 
 namespace sp::pencil {
 
@@ -158,6 +159,9 @@ StageDescriptor make_pencil_descriptor() {
   d.validate = validate_pencil;
   d.create = [](const Params& p) -> std::unique_ptr<Stage> {
     return std::make_unique<PencilStage>(parse_pencil_params(p));
+  };
+  d.prepare_host = [](const Params& p) {
+    if (parse_pencil_params(p).texture == "builtin") builtin_texture();
   };
   return d;
 }
