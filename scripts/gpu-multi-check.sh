@@ -97,12 +97,30 @@ step "pencil -> libx264 ultrafast: ceiling, one GPU, every GPU"
 export STYLEPIPE=$bin CLIP_SECONDS=${CLIP_SECONDS:-30}
 PEER_SESSIONS="$((4 * gpus))" SKIP_SINGLE=1 JOBS=4 DEVICES=0 TAG=pencil_1gpu \
   scripts/segments-bench.sh "$out/bench" | grep -v "^    device" || status=1
-NO_PEER=1 SKIP_SINGLE=1 JOBS="$((4 * gpus))" DEVICES=all TAG=pencil_all \
+NO_PEER=1 SKIP_SINGLE=1 JOBS="${PENCIL_ALL_JOBS:-$((4 * gpus))}" DEVICES=all TAG=pencil_all \
   scripts/segments-bench.sh "$out/bench" || status=1
 
 step "halftone (GPU-bound) -> libx264 ultrafast: one GPU, every GPU"
-CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS=2 DEVICES=0 TAG=halftone_1gpu \
+CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS=2 DEVICES=0 TAG=halftone_1gpu KEEP_OUTPUT=1 \
   scripts/segments-bench.sh "$out/bench" || status=1
+# The limit x264 puts on that chain: its output (dense dots, costly to
+# encode) through NVDEC and libx264 ultrafast, 4 ffmpeg processes a GPU side by side.
+halftone_out=$out/bench/halftone_1gpu_jobs2.mp4
+if [ -f "$halftone_out" ]; then
+  n=$((4 * gpus)) halftone_frames=$(ffprobe -v error -select_streams v:0 -count_packets \
+    -show_entries stream=nb_read_packets -of csv=p=0 "$halftone_out")
+  s=$(date +%s.%N)
+  for i in $(seq 1 "$n"); do
+    ffmpeg -hide_banner -v error -hwaccel cuda -hwaccel_device $((i % gpus)) -i "$halftone_out" -c:v libx264 \
+      -preset ultrafast -f null - &
+  done
+  wait
+  e=$(date +%s.%N)
+  awk -v a="$s" -v b="$e" -v f="$halftone_frames" -v n="$n" \
+    'BEGIN{printf "x264 ceiling on the halftone output (%dx ffmpeg -hwaccel cuda + libx264 ultrafast): %.0f fps\n", n, n*f/(b-a)}' |
+    tee -a "$out/bench/segments.txt"
+  rm -f "$halftone_out"
+fi
 CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS="$((2 * gpus))" DEVICES=all \
   TAG=halftone_all scripts/segments-bench.sh "$out/bench" || status=1
 

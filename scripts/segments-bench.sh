@@ -6,7 +6,8 @@
 # decoding where no CUDA device is present). Reports frames/s of wall time and,
 # per device, the segments' frames and pool high-water from --stats-json.
 # CODEC=ffv1 writes FFV1 in Matroska instead (no peer then); DEVICES goes to
-# --devices (all, 0,1, ...); TAG names the result files.
+# --devices (all, 0,1, ...); TAG names the result files; KEEP_OUTPUT=1 keeps
+# the outputs (TAG_jobsJ.mp4).
 # Usage: scripts/segments-bench.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,13 +69,13 @@ for seg in s["segments"]:
     d[1] = max(d[1], st.get("pool", {}).get("high_water_bytes", 0))
 starts = sorted(seg["stats"].get("first_frame_seconds", -1) for seg in s["segments"] if seg.get("stats"))
 phases = s.get("phases_seconds", {})
-print(f"    phases: plan {phases.get('plan', 0):.2f} s, workers {phases.get('workers', 0):.2f} s, concat {phases.get('concat', 0):.2f} s; "
+print(f"    {len(s['segments'])} segments; phases: plan {phases.get('plan', 0):.2f} s, workers {phases.get('workers', 0):.2f} s, concat {phases.get('concat', 0):.2f} s; "
       f"worker start -> first frame: median {starts[len(starts) // 2]:.2f} s, max {starts[-1]:.2f} s")
 print("    " + "; ".join(f"device {k}: {v[0]} frames ({v[0] / s['wall_seconds']:.0f} fps), pool high-water {v[1] / 2**20:.0f} MiB per worker"
                          for k, v in sorted(per.items(), key=lambda kv: str(kv[0]))))
 PY
   got=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$result.$ext")
   [ "$got" = "$frames" ] || { echo "--jobs $jobs wrote $got frames, the input has $frames" | tee -a "$out/segments.txt"; status=1; }
-  rm -f "$result.$ext"
+  [ -n "${KEEP_OUTPUT:-}" ] || rm -f "$result.$ext"
 done
 exit $status
