@@ -70,6 +70,10 @@ bool set_log_level(const std::string& level) {
 
 void log_error(const std::string& message) { sp::log_error("{}", message); }
 
+void allow_device_teardown() {
+  detail::guarded([] { sp::allow_cuda_context_release(); });
+}
+
 void release_device_early() {
   detail::guarded([] { sp::release_cuda_context(); });
 }

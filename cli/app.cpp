@@ -68,6 +68,7 @@ int cmd_stages(bool json, bool markdown) {
 // early teardown of the device, which only a process that exits next wants.
 int cmd_run(const stylepipe::TranscodeRequest& request) {
   stylepipe::install_interrupt_handlers();
+  stylepipe::allow_device_teardown();
   // One GPU used (no --devices, or only GPU 0): the driver starts only that one.
   if (request.devices.find_first_not_of("0,") == std::string::npos) stylepipe::restrict_cuda_devices(1);
   const int code = stylepipe::transcode(request);
@@ -79,6 +80,7 @@ int cmd_plan(const stylepipe::TranscodeRequest& request) { return stylepipe::pla
 
 int cmd_preview(const stylepipe::PreviewRequest& request) {
   stylepipe::restrict_cuda_devices(1);
+  stylepipe::allow_device_teardown();
   const int code = stylepipe::preview(request);
   stylepipe::release_device_early();
   return code;

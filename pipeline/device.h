@@ -57,8 +57,15 @@ void start_cuda_context();
 void start_cuda_contexts(const std::vector<int>& devices);
 // Tears the calling thread's device's context down (tens of ms) when nothing
 // of it is in use any more, so that process exit does not pay for it. A no-op
-// when none was started there.
+// when none was started there, when this process's start_cuda_context found
+// the context made by someone else, or unless allow_cuda_context_release()
+// was called: a library's host (PyTorch, CuPy, GStreamer's CUDA elements)
+// shares the primary context, which a reset would destroy under it.
 void release_cuda_context();
+// For a program that owns its process (the CLI), before any run.
+void allow_cuda_context_release();
+// release_cuda_context on each distinct one of `devices`, a thread each.
+void release_cuda_contexts(const std::vector<int>& devices);
 
 // Transcodes that run side by side in one process (`--jobs` workers as
 // threads) share its context: while a hold lives, release_cuda_context()

@@ -70,6 +70,7 @@ std::mutex g_started_mutex;
 std::set<int> g_started_devices;      // whose context start_cuda_context made
 std::atomic<bool> g_runtime_used{false};  // the CUDA runtime was touched by this process
 std::atomic<int> g_context_holds{0};
+std::atomic<bool> g_release_allowed{false};
 }  // namespace
 
 CudaContextHold::CudaContextHold() { ++g_context_holds; }
@@ -104,8 +105,25 @@ void start_cuda_context() {
   if (flags == cudaErrorSetOnActiveProcess) cudaGetLastError();  // a context exists already: keep it
   else SP_CUDA_CHECK(flags);
   SP_CUDA_CHECK(cudaFree(nullptr));
-  std::lock_guard lock(g_started_mutex);
-  g_started_devices.insert(current_cuda_device());
+  // Only a context made here is ours to release (an earlier call of ours made
+  // the one found active, or the host program did).
+  if (flags == cudaSuccess) {
+    std::lock_guard lock(g_started_mutex);
+    g_started_devices.insert(current_cuda_device());
+  }
+}
+
+void allow_cuda_context_release() { g_release_allowed = true; }
+
+void release_cuda_contexts(const std::vector<int>& devices) {
+  std::vector<std::future<void>> released;
+  for (int device : std::set<int>(devices.begin(), devices.end()))
+    released.push_back(std::async(std::launch::async, [device] {
+      use_cuda_device(device);
+      release_cuda_context();
+    }));
+  for (auto& r : released) r.wait();
+  for (auto& r : released) r.get();
 }
 
 void start_cuda_contexts(const std::vector<int>& devices) {
@@ -120,7 +138,7 @@ void start_cuda_contexts(const std::vector<int>& devices) {
 }
 
 void release_cuda_context() {
-  if (g_context_holds > 0) return;
+  if (!g_release_allowed || g_context_holds > 0) return;
   const int device = current_cuda_device();
   {
     std::lock_guard lock(g_started_mutex);

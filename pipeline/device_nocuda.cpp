@@ -30,6 +30,8 @@ void start_cuda_contexts(const std::vector<int>& devices) {
 
 // No context was ever started, so there is none to release or to hold.
 void release_cuda_context() {}
+void allow_cuda_context_release() {}
+void release_cuda_contexts(const std::vector<int>&) {}
 CudaContextHold::CudaContextHold() = default;
 CudaContextHold::~CudaContextHold() = default;
 

@@ -43,8 +43,14 @@ int preview(const PreviewRequest& request);
 bool set_log_level(const std::string& level);
 void log_error(const std::string& message);
 
-// Tears the CUDA context down early where nothing uses it, so that process
-// exit does not pay for it.
+// For a program that owns its process (the CLI), before any run: runs may
+// then tear down the CUDA contexts they made once done with them, so that
+// process exit does not pay for it (0.1-0.25 s a GPU). Without it they never
+// do: a library's host (PyTorch, CuPy, GStreamer) shares the primary
+// context, which a reset would destroy under it.
+void allow_device_teardown();
+// Tears the CUDA context down early where nothing uses it (after
+// allow_device_teardown), so that process exit does not pay for it.
 void release_device_early();
 
 // For a program that owns its process (the CLI), before anything in it starts

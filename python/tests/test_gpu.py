@@ -1,4 +1,7 @@
 """stylepipe.Chain on PyTorch and CuPy CUDA arrays: no copies, the caller's stream, the CPU's pictures."""
+import os
+import subprocess
+import tempfile
 import unittest
 
 import numpy as np
@@ -222,6 +225,28 @@ class ChainOnCupy(unittest.TestCase):
         src, out = cupy.asarray(image), cupy.zeros((140, 100, 4), cupy.uint8)
         chain(OnlyInterface(src), out=OnlyInterface(out), stream=cupy.cuda.get_current_stream())
         np.testing.assert_array_equal(cupy.asnumpy(out), expected)
+
+
+@unittest.skipUnless(GPU and HAVE_TORCH, WHY + " or no PyTorch with CUDA")
+class TranscodeBesideTorch(unittest.TestCase):
+    def test_the_hosts_gpu_memory_outlives_a_transcode(self):
+        """A run shares the primary context with PyTorch: done, it must leave it be. Before session 26 a run
+        decoding in software (here: a short input) reset the context, and the tensor below with it."""
+        generator = rng(29)
+        values = torch.from_numpy(generator.integers(0, 1 << 30, size=1 << 20, dtype=np.int64)).cuda()
+        expected = int(values.sum().item())
+        config = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "pencil.yaml")
+        with tempfile.TemporaryDirectory() as tmp:
+            raw, clip = os.path.join(tmp, "in.yuv"), os.path.join(tmp, "in.mp4")
+            generator.integers(0, 256, size=12 * 96 * 64 * 3 // 2, dtype=np.uint8).tofile(raw)
+            subprocess.run(["ffmpeg", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "96x64", "-r", "25",
+                            "-i", raw, "-c:v", "libx264", "-pix_fmt", "yuv420p", clip], check=True)
+            out = os.path.join(tmp, "out.mkv")
+            self.assertEqual(stylepipe.transcode(clip, out, config, backend="cuda", codec="ffv1"), 0)
+            self.assertTrue(os.path.getsize(out) > 0)
+        torch.cuda.synchronize()
+        self.assertEqual(int(values.sum().item()), expected)
+        self.assertEqual(int((values * 3).sum().item()), 3 * expected)  # and new work on the same context
 
 
 if __name__ == "__main__":
