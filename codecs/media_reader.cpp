@@ -339,7 +339,8 @@ bool MediaReader::hardware_decoding_allowed(const AVCodecParameters* stream) {
   if (options_.hwdec == HwDecode::none) return false;
   if (options_.hwdec == HwDecode::automatic && is_short_input()) {
     static std::once_flag said;
-    std::call_once(said, [&] { log_info("{}: decoding in software: {}", name_, options_.short_input_reason); });
+    if (stream->codec_id != AV_CODEC_ID_RAWVIDEO)  // nothing to decode there (decode_in_software)
+      std::call_once(said, [&] { log_info("{}: decoding in software: {}", name_, options_.short_input_reason); });
     decode_in_software(stream, options_.short_input_reason, true);
     return false;
   }

@@ -109,7 +109,10 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   const std::shared_future<void> device_work = std::async(std::launch::async, start_device).share();
   InputOptions input = options.input;
   // A whole file (not a segment's window, not live) that is short: see kShortInputPixels.
-  if (input.software_decode_up_to_pixels == 0 && !input.window && !input.low_latency && !options.low_latency) {
+  // Where NVDEC cannot run at all (the CPU backend, a build without CUDA) that reason is said instead.
+  const bool nvdec_possible = kBuildHasCuda && options.backend != "cpu";
+  if (nvdec_possible && input.software_decode_up_to_pixels == 0 && !input.window && !input.low_latency &&
+      !options.low_latency) {
     input.software_decode_up_to_pixels = kShortInputPixels;
     input.short_input_reason =
         "a short input (up to 120 frames of 1080p): NVDEC's session costs more to open and close than decoding it "
