@@ -71,6 +71,19 @@ std::set<int> g_started_devices;      // whose context start_cuda_context made
 std::atomic<bool> g_runtime_used{false};  // the CUDA runtime was touched by this process
 std::atomic<int> g_context_holds{0};
 std::atomic<bool> g_release_allowed{false};
+
+// `work` on each distinct one of `devices` at once, a thread each made
+// current there; rethrows the first failure once all are done.
+void on_each_device(const std::vector<int>& devices, void (*work)()) {
+  std::vector<std::future<void>> done;
+  for (int device : std::set<int>(devices.begin(), devices.end()))
+    done.push_back(std::async(std::launch::async, [device, work] {
+      use_cuda_device(device);
+      work();
+    }));
+  for (auto& d : done) d.wait();
+  for (auto& d : done) d.get();
+}
 }  // namespace
 
 CudaContextHold::CudaContextHold() { ++g_context_holds; }
@@ -115,27 +128,9 @@ void start_cuda_context() {
 
 void allow_cuda_context_release() { g_release_allowed = true; }
 
-void release_cuda_contexts(const std::vector<int>& devices) {
-  std::vector<std::future<void>> released;
-  for (int device : std::set<int>(devices.begin(), devices.end()))
-    released.push_back(std::async(std::launch::async, [device] {
-      use_cuda_device(device);
-      release_cuda_context();
-    }));
-  for (auto& r : released) r.wait();
-  for (auto& r : released) r.get();
-}
+void release_cuda_contexts(const std::vector<int>& devices) { on_each_device(devices, release_cuda_context); }
 
-void start_cuda_contexts(const std::vector<int>& devices) {
-  std::vector<std::future<void>> started;
-  for (int device : std::set<int>(devices.begin(), devices.end()))
-    started.push_back(std::async(std::launch::async, [device] {
-      use_cuda_device(device);
-      start_cuda_context();
-    }));
-  for (auto& s : started) s.wait();
-  for (auto& s : started) s.get();
-}
+void start_cuda_contexts(const std::vector<int>& devices) { on_each_device(devices, start_cuda_context); }
 
 void release_cuda_context() {
   if (!g_release_allowed || g_context_holds > 0) return;
