@@ -87,8 +87,7 @@ int run_parallel(const TranscodeRequest& a) {
   // Worker threads share their device's context: each device's starts while the input is planned.
   std::future<void> context;
   if (cuda && sp::workers_as_threads(o))
-    context = std::async(std::launch::async, sp::start_cuda_contexts,
-                         o.devices.empty() ? std::vector<int>{sp::current_cuda_device()} : o.devices);
+    context = std::async(std::launch::async, sp::start_cuda_contexts, sp::worker_devices(o));
   const auto planning = std::chrono::steady_clock::now();
   sp::Manifest m = sp::make_plan(detail::plan_request(a, a.jobs));
   sp::save_plan(m);

@@ -332,8 +332,9 @@ bool MediaReader::decoder_can_be_kept() const {
          !options_.low_latency;
 }
 
-// Whether NVDEC may be tried: --hwdec allows it and the caller's gate lets
-// it; otherwise the reason is kept for the stats.
+// Whether NVDEC may be tried: --hwdec allows it, the input is not short
+// enough to decode in software, and the caller's gate lets it; otherwise the
+// reason is kept for the stats.
 bool MediaReader::hardware_decoding_allowed(const AVCodecParameters* stream) {
   software_reason_ = options_.software_decode_reason;
   if (options_.hwdec == HwDecode::none) return false;

@@ -62,6 +62,10 @@ class StreamedConcat {
 // start-up each (measured: 4 GPUs in processes were slower than 1 in threads).
 bool workers_as_threads(const ParallelRunOptions& o) { return !o.worker_processes; }
 
+std::vector<int> worker_devices(const ParallelRunOptions& o) {
+  return o.devices.empty() ? std::vector<int>{current_cuda_device()} : o.devices;
+}
+
 std::vector<int> parse_device_list(const std::string& text, int devices_present) {
   std::vector<int> devices;
   if (text.empty()) return devices;
@@ -105,8 +109,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     // (0.1-0.25 s a GPU; a no-op in a library's host: pipeline/device.h).
     std::future<void> released;
     if (workers_as_threads(o))
-      released = std::async(std::launch::async, [devices = o.devices.empty() ? std::vector<int>{current_cuda_device()}
-                                                                             : o.devices] {
+      released = std::async(std::launch::async, [devices = worker_devices(o)] {
         try {
           release_cuda_contexts(devices);
         } catch (const std::exception& e) {

@@ -32,6 +32,8 @@ struct ParallelRunOptions {
 
 // Whether the workers are threads of this process: unless worker_processes asks otherwise.
 bool workers_as_threads(const ParallelRunOptions& options);
+// The GPUs worker threads run on: `devices`, or the calling thread's GPU where none are named.
+std::vector<int> worker_devices(const ParallelRunOptions& options);
 
 // Runs every segment of a saved plan that is not finished yet, then joins
 // them. Ctrl-C stops all workers and joins what was finished (exit 130).
