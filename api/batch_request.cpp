@@ -42,7 +42,7 @@ sp::LongClipRules long_clip_rules(const TranscodeRequest& a, const sp::Config& c
   rules.worker = worker_overrides(a);
   rules.worker.threads = o.clip.output.threads;
   rules.worker.stats_json_path.clear();
-  rules.temporal = chain_is_temporal(config);
+  rules.warmup = sp::chain_warmup(config);
   return rules;
 }
 

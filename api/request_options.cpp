@@ -102,11 +102,6 @@ std::vector<sp::StageSpec> stage_specs(const sp::Config& config) {
   return specs;
 }
 
-bool chain_is_temporal(const sp::Config& config) {
-  sp::BufferPool pool;
-  return sp::StageChain(stage_specs(config), sp::Backend::cpu, pool).any_temporal();
-}
-
 sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request) {
   sp::AutoJobsHost host;
   host.cores = int(std::max(1u, std::thread::hardware_concurrency()));

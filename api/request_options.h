@@ -18,11 +18,9 @@ sp::PixelFormat parse_pixel_format(const std::string& text, const std::string& f
 sp::TranscodeOptions transcode_options(const TranscodeRequest& request, const sp::Config& config);
 sp::BenchOptions bench_options(const BenchRequest& request);
 std::vector<sp::StageSpec> stage_specs(const sp::Config& config);
-// Whether the config's chain has temporal stages (asked of the stages; no buffer is made).
-bool chain_is_temporal(const sp::Config& config);
 // --jobs auto's view of the host: its cores, and the distinct GPUs the request
 // uses (--devices, else GPU 0; none on the CPU backend). Leaves the input's
-// length and temporal stages to the caller.
+// length and the chain's warm-up to the caller.
 sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request);
 // What `run --jobs N` plans (make_plan) and gives its workers (their own
 // flags override the plan's defaults).

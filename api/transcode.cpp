@@ -125,16 +125,17 @@ int run_single(const TranscodeRequest& a) {
   return code;
 }
 
-// --jobs auto: the workers from the GPUs, the cores and the input's length
-// (sp::choose_jobs); one worker is a single run.
+// --jobs auto: the workers from the GPUs, the cores, the input's length and
+// the chain's warm-up (sp::choose_jobs); one worker is a single run.
 int run_with_auto_jobs(TranscodeRequest a) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
   sp::AutoJobsHost host = detail::auto_jobs_host(a);
-  host.temporal = detail::chain_is_temporal(config);
   const bool one_stream = detail::reads_one_stream(a);
   sp::AutoJobs choice{1, "1 worker: the input is read as one stream (a pipe, a device, --frames, --start or --duration)"};
   if (!one_stream) {
-    host.input_seconds = sp::probe_input_seconds(a.input);
+    const sp::InputLength length = sp::probe_input_length(a.input);
+    host.input_seconds = length.seconds;
+    host.warmup_seconds = sp::warmup_seconds_at(sp::chain_warmup(config), length.frame_rate);
     choice = sp::choose_jobs(host);
   }
   log_info("--jobs auto: {}", choice.why);

@@ -21,22 +21,27 @@ constexpr int kWorkersPerGpu = 4;
 // the CPU backend the stages take the cores too, so a worker needs more.
 constexpr int kCoresPerGpuWorker = 8;
 constexpr int kCoresPerCpuWorker = 16;
-// Input per worker: a worker's start (0.5-0.8 s) stays a few percent of its
-// segment. A temporal stage starts cold in each segment (and decodes its
-// warm-up frames first), so it gets longer segments.
-constexpr double kSecondsPerWorker = 20;
-constexpr double kSecondsPerTemporalWorker = 60;
+// Input per worker: at least this much, and the chain's warm-up at most
+// this share of it.
+constexpr double kMinSecondsPerWorker = 10;
+constexpr double kMaxWarmupShare = 0.05;
+// Where the header gives no frame rate, warm-up frames count as at this one.
+constexpr double kAssumedFrameRate = 30;
 
-// The duration the container's header gives, without probing its streams,
-// which decodes frames (measured on 320x240 MP4 clips: 0.2-0.3 ms a clip
-// against 1.2-1.6 ms, more at larger sizes; a batch asks it of every clip).
-// -1 where the header has none (MPEG-TS) or the file does not open.
-double header_seconds(const std::string& path) {
+// The duration and frame rate the container's header gives, without probing
+// its streams, which decodes frames (measured on 320x240 MP4 clips: 0.2-0.3 ms
+// a clip against 1.2-1.6 ms, more at larger sizes; a batch asks it of every
+// clip). Seconds -1 where the header has none (MPEG-TS) or the file does not open.
+InputLength header_length(const std::string& path) {
+  InputLength length;
   AVFormatContext* format = nullptr;
-  if (avformat_open_input(&format, path.c_str(), nullptr, nullptr) < 0) return -1;  // frees `format`
-  const double seconds = format->duration > 0 ? double(format->duration) / AV_TIME_BASE : -1;
+  if (avformat_open_input(&format, path.c_str(), nullptr, nullptr) < 0) return length;  // frees `format`
+  if (format->duration > 0) length.seconds = double(format->duration) / AV_TIME_BASE;
+  const int video = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (video >= 0 && format->streams[video]->avg_frame_rate.num > 0 && format->streams[video]->avg_frame_rate.den > 0)
+    length.frame_rate = av_q2d(format->streams[video]->avg_frame_rate);
   avformat_close_input(&format);
-  return seconds;
+  return length;
 }
 
 }  // namespace
@@ -44,30 +49,44 @@ double header_seconds(const std::string& path) {
 AutoJobs choose_jobs(const AutoJobsHost& host) {
   const int by_devices = host.gpus > 0 ? host.gpus * kWorkersPerGpu : INT_MAX;
   const int by_cores = std::max(1, host.cores / (host.gpus > 0 ? kCoresPerGpuWorker : kCoresPerCpuWorker));
-  const double per_worker = host.temporal ? kSecondsPerTemporalWorker : kSecondsPerWorker;
-  const int by_length = host.input_seconds < 0 ? INT_MAX : workers_for_length(host.input_seconds, host.temporal);
+  const int by_length = host.input_seconds < 0 ? INT_MAX : workers_for_length(host.input_seconds, host.warmup_seconds);
   AutoJobs a;
   a.jobs = std::max(1, std::min({by_devices, by_cores, by_length}));
   std::string devices = host.gpus > 0 ? fmt::format("{} GPU{} x {}", host.gpus, host.gpus == 1 ? "" : "s", kWorkersPerGpu)
                                       : std::string("the CPU backend");
-  std::string length = host.input_seconds < 0 ? std::string("length unknown")
-                                              : fmt::format("{:.0f} s / {:.0f} s{}", host.input_seconds, per_worker,
-                                                            host.temporal ? " (temporal stages)" : "");
+  std::string length =
+      host.input_seconds < 0
+          ? std::string("length unknown")
+          : fmt::format("{:.0f} s / {:.0f} s a worker{}", host.input_seconds, seconds_per_worker(host.warmup_seconds),
+                        host.warmup_seconds > 0 ? fmt::format(" (warm-up {:.2f} s a segment)", host.warmup_seconds)
+                                                : std::string());
   a.why = fmt::format("{} worker{}: {}, {} cores / {}, {}", a.jobs, a.jobs == 1 ? "" : "s", devices, host.cores,
                       host.gpus > 0 ? kCoresPerGpuWorker : kCoresPerCpuWorker, length);
   return a;
 }
 
-int workers_for_length(double input_seconds, bool temporal) {
-  return std::max(1, int(input_seconds / (temporal ? kSecondsPerTemporalWorker : kSecondsPerWorker)));
+double seconds_per_worker(double warmup_seconds) {
+  return std::max(kMinSecondsPerWorker, std::max(0.0, warmup_seconds) / kMaxWarmupShare);
 }
 
-double probe_input_seconds(const std::string& path) {
-  if (const double seconds = header_seconds(path); seconds > 0) return seconds;
+int workers_for_length(double input_seconds, double warmup_seconds) {
+  return std::max(1, int(input_seconds / seconds_per_worker(warmup_seconds)));
+}
+
+double warmup_seconds_at(const Warmup& warmup, double frame_rate) {
+  const double rate = frame_rate > 0 ? frame_rate : kAssumedFrameRate;
+  return warmup.frames_at(rate) / rate;
+}
+
+InputLength probe_input_length(const std::string& path) {
+  InputLength length = header_length(path);
+  if (length.seconds > 0) return length;
   const VideoInput in = open_video_input(path);
-  if (in.format->duration > 0) return double(in.format->duration) / AV_TIME_BASE;
-  if (in.video->duration > 0) return double(in.video->duration) * av_q2d(in.video->time_base);
-  return -1;
+  if (in.format->duration > 0) length.seconds = double(in.format->duration) / AV_TIME_BASE;
+  else if (in.video->duration > 0) length.seconds = double(in.video->duration) * av_q2d(in.video->time_base);
+  if (in.video->avg_frame_rate.num > 0 && in.video->avg_frame_rate.den > 0)
+    length.frame_rate = av_q2d(in.video->avg_frame_rate);
+  return length;
 }
 
 }  // namespace sp

@@ -1,9 +1,14 @@
 #pragma once
 // `--jobs auto`: how many workers a segment-parallel run gets, from what the
-// host has and how long the input is. Measured on 2 x H100 with 32 cores
-// (docs/perf.md): one GPU with 4 workers already feeds libx264 ultrafast as
-// fast as 32 cores encode it at 1080p; a worker's start costs 0.5-0.8 s.
+// host has, how long the input is and how much warm-up the chain needs at
+// each seam. Measured on 2 x H100 with 32 cores (docs/perf.md): one GPU with
+// 4 workers already feeds libx264 ultrafast as fast as 32 cores encode it at
+// 1080p. Workers start side by side, so their start-up is paid once; what
+// each more segment costs is its warm-up (session 27: a 40 s pencil clip
+// was fastest with 2-4 workers, 10-20 s a worker).
 #include <string>
+
+#include "pipeline/stage.h"
 
 namespace sp {
 
@@ -11,24 +16,39 @@ struct AutoJobsHost {
   int gpus = 0;  // the GPUs the run uses; 0: the CPU backend
   int cores = 1;
   double input_seconds = -1;  // -1: unknown
-  bool temporal = false;      // a temporal stage starts cold in every segment
+  // The input each segment after the first decodes and runs before its own
+  // frames (the chain's warm-up), in seconds: segments stay long enough that
+  // it is a small share of them.
+  double warmup_seconds = 0;
 };
 
 struct AutoJobs {
   int jobs = 1;     // 1: a single run, no segments
-  std::string why;  // "4 workers: 2 GPUs x 4, 32 cores / 8, 60 s / 20 s"
+  std::string why;  // "4 workers: 1 GPU x 4, 32 cores / 8, 40 s / 10 s a worker (warm-up 0.47 s)"
 };
 
 AutoJobs choose_jobs(const AutoJobsHost& host);
 
-// The workers an input of this length is worth by its length alone (each
-// worker's start stays a few percent of its segment); at least 1. A batch
-// cuts the clips worth 2 or more.
-int workers_for_length(double input_seconds, bool temporal);
+// The input a worker is given at least: 10 s, or 20 times the warm-up (which
+// then stays within 5% of the work).
+double seconds_per_worker(double warmup_seconds);
 
-// The input's duration: its container header's where it has one, else from
-// probing its streams (which decodes a few frames); -1 where neither says.
+// The workers an input of this length is worth by its length alone; at least
+// 1. A batch cuts the clips worth 2 or more.
+int workers_for_length(double input_seconds, double warmup_seconds);
+
+struct InputLength {
+  double seconds = -1;     // -1 where neither header nor streams say
+  double frame_rate = 0;   // the video's average, 0 where the header does not say
+};
+
+// The input's duration and frame rate: its container header's where it gives
+// the duration, else from probing its streams (which decodes a few frames).
 // Throws sp::Error for a file that cannot be opened.
-double probe_input_seconds(const std::string& path);
+InputLength probe_input_length(const std::string& path);
+
+// The chain's warm-up in seconds of an input at this frame rate (30 fps where
+// unknown: the warm-up frames then count as at 30 fps).
+double warmup_seconds_at(const Warmup& warmup, double frame_rate);
 
 }  // namespace sp

@@ -329,7 +329,7 @@ int run_batch(const BatchOptions& o) {
   auto cut_if_long = [&](size_t k) {
     std::unique_ptr<SegmentedClip> cut;
     try {
-      if (worth_cutting(o.clips[k].input, o.long_clips->temporal))
+      if (worth_cutting(o.clips[k].input, o.long_clips->warmup))
         cut = std::make_unique<SegmentedClip>(*o.long_clips, o.clips[k].input, o.clips[k].output, o.jobs);
     } catch (const std::exception& e) {  // (any: the other workers wait for looked_at)
       log_warning("{}: runs whole, not cut into segments: {}", o.clips[k].input, e.what());

@@ -11,10 +11,10 @@ namespace fs = std::filesystem;
 
 namespace sp {
 
-bool worth_cutting(const std::string& input, bool temporal) {
+bool worth_cutting(const std::string& input, const Warmup& warmup) {
   try {
-    const double seconds = probe_input_seconds(input);
-    return seconds > 0 && workers_for_length(seconds, temporal) >= 2;
+    const InputLength length = probe_input_length(input);
+    return length.seconds > 0 && workers_for_length(length.seconds, warmup_seconds_at(warmup, length.frame_rate)) >= 2;
   } catch (const std::exception&) {
     return false;
   }

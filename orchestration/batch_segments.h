@@ -24,13 +24,13 @@ namespace sp {
 struct LongClipRules {
   PlanRequest plan;        // its input and output are each clip's
   WorkerOverrides worker;  // threads, backend, frames in flight, ...
-  bool temporal = false;   // the chain has temporal stages: they take longer segments
+  Warmup warmup;           // the chain's, before each segment: it takes longer segments
 };
 
 // Whether a clip is long enough to cut: --jobs auto's length rule would give
 // it two workers or more. A clip that cannot be probed is not: it runs whole
 // and reports its error as its single run would.
-bool worth_cutting(const std::string& input, bool temporal);
+bool worth_cutting(const std::string& input, const Warmup& warmup);
 
 struct SegmentedOutcome {
   bool started = false;

@@ -125,19 +125,7 @@ CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS="$((2 
   TAG=halftone_all scripts/segments-bench.sh "$out/bench" || status=1
 
 step "a worker's start-up steps (median over its segments, seconds after the worker's run started)"
-python3 - "$out"/bench/*_jobs*.json <<'PY' | tee -a "$out/segments.txt"
-import json, sys, statistics, collections
-for path in sys.argv[1:]:
-    steps = collections.defaultdict(list)
-    for seg in json.load(open(path))["segments"]:
-        st = (seg.get("stats") or {}).get("startup_seconds", [])
-        t0 = next((x["seconds"] for x in st if x["step"].startswith("run started")), None)
-        for x in st:
-            if t0 is not None and not x["step"].startswith("libraries"):
-                steps[x["step"]].append(x["seconds"] - t0)
-    order = sorted(steps, key=lambda k: statistics.median(steps[k]))
-    print(path.rsplit("/", 1)[-1] + ": " + "; ".join("%s %.3f" % (k, statistics.median(steps[k])) for k in order))
-PY
+scripts/worker-steps.py "$out"/bench/*_jobs*.json | tee -a "$out/segments.txt"
 cp "$out/bench/segments.txt" "$out/segments.txt" 2>/dev/null
 rm -rf "$out/bench" "$out"/*.mp4 "$out"/*.mkv "$out"/cmake.log "$out"/build.log
 exit $status

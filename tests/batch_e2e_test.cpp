@@ -11,6 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "orchestration/auto_jobs.h"
+#include "orchestration/segment_plan.h"
+#include "pipeline/config.h"
 #include "pipeline/device.h"
 #include "pipeline/stage.h"
 #include "tests/e2e_util.h"
@@ -138,7 +141,9 @@ TEST(BatchE2E, EqualsTheSingleRunsAndACorruptInputFailsAlone) {
     EXPECT_EQ(e["input"], inputs[k]);
     EXPECT_EQ(e["exit_code"], k == 1 ? 65 : 0);
     EXPECT_EQ(e["error"].get<std::string>().empty(), k != 1);
-    if (k != 1) EXPECT_EQ(e["frames"], decoded_video_frames(e["output"])) << e.dump();
+    if (k != 1) {
+      EXPECT_EQ(e["frames"], decoded_video_frames(e["output"])) << e.dump();
+    }
     EXPECT_GT(e["seconds"].get<double>(), 0);
     EXPECT_TRUE(e.contains("fps"));
   }
@@ -198,7 +203,7 @@ TEST(BatchE2E, AKeptChainStartsEachClipAsItsSingleRun) {
 }
 
 // A clip long enough for --jobs auto to give it two workers by its length
-// (auto_jobs.cpp: 60 s a worker with temporal stages, 20 s without) is cut
+// (auto_jobs.cpp: 10 s a worker, or 20 times the chain's warm-up) is cut
 // as `run CLIP --jobs 2` cuts it, warm-up frames included, and joined into
 // its output; the short ones run whole. Each output is its single run's. A
 // failed segment fails its clip alone, and the same command completes it.
@@ -207,8 +212,8 @@ TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
   fs::create_directories(dir.file("batch"));
   fs::create_directories(dir.file("single"));
   std::mt19937_64 rng(fresh_seed());
-  const bool temporal = StageRegistry::instance().find("pencil") != nullptr;  // styled_config()'s pencil is
-  const double long_seconds = (temporal ? 120 : 40) + 5 + double(rng() % 10);
+  const double warmup = warmup_seconds_at(chain_warmup(load_config(styled_config())), 10);  // the long clip's rate
+  const double long_seconds = 2 * seconds_per_worker(warmup) + 5 + double(rng() % 10);
   const std::vector<std::string> inputs = {make_clip(dir.file("a.mp4"), "64x48", 0.4, true),
                                            make_clip(dir.file("long.mp4"), "64x48", long_seconds, true, 10, 40),
                                            make_clip(dir.file("b.mkv"), "80x64", 0.6, false),
@@ -261,7 +266,7 @@ TEST(BatchE2E, ALongClipIsCutAsItsJobsRunAndTheShortOnesRunWhole) {
   ASSERT_EQ(cut["stats"]["segments"].size(), jobs_run["segments"].size()) << cut.dump(2);
   for (const nlohmann::json& segment : cut["stats"]["segments"]) {
     EXPECT_EQ(segment["exit_code"], 0);
-    if (temporal && segment["index"] > 0) {
+    if (warmup > 0 && segment["index"] > 0) {
       EXPECT_GT(segment["stats"]["frames"]["lead_in"].get<int>(), 0) << "a temporal stage warms up before each seam";
     }
   }

@@ -108,7 +108,7 @@ TEST(SegmentsE2E, JobsAutoSaysWhatItChoseAndGivesTheSingleRunsOutput) {
   r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 --jobs auto"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--jobs auto: 1 worker: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(" s / 20 s"), std::string::npos) << "the input's length is in the reason: " << r.output;
+  EXPECT_NE(r.output.find(" s a worker"), std::string::npos) << "the input's length is in the reason: " << r.output;
   EXPECT_EQ(video_md5s(automatic), video_md5s(single));
   EXPECT_EQ(audio_packet_hashes(automatic), audio_packet_hashes(single));
   // Segment flags keep their segments when one worker is chosen.

@@ -135,6 +135,9 @@ class HalftoneStage final : public Stage {
   float dot_radius_ = 0;
   float map_slot_px_ = 1;  // lookup map: one slot per dot at full ink
   int frames_done_ = 0;  // since configure: 0 = cold start next
+  // configure's CUDA steps in ms (the debug log's start-up breakdown): the
+  // fast summation's and the attraction's spectra, plans and buffers; the rest.
+  double configure_ms_[3] = {0, 0, 0};
   SegmentSeams seams_;
   std::optional<double> last_time_;  // the previous frame's, for the frame duration
   std::unique_ptr<HalftoneStage> next_;  // before a seam: the state the next segment's worker starts

@@ -9,6 +9,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -365,11 +366,18 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   }
   c.sink = {settings_.points_out, size_, dot_radius_, settings_.background, settings_.dot_color, c.numbers_host,
             c.points_host};
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  auto step = Clock::now();
   c.fastsum.configure(plan_, capacity_, scratch, needs_exact_sums());
+  configure_ms_[0] = ms_since(step);
   if (settings_.direct) c.direct.configure(capacity_, scratch);
   if (settings_.lookup_map) c.lookup_map.configure(size_.width, size_.height, capacity_, map_slot_px_, scratch);
   c.attraction_plan = make_attraction_plan(size_.width, size_.height);
+  step = Clock::now();
   c.attraction.configure(c.attraction_plan, scratch);
+  configure_ms_[1] = ms_since(step);
+  step = Clock::now();
   const size_t pixels = size_t(size_.width) * size_.height;
   c.ink = scratch.allocate_array<float>(pixels);
   c.old_ink = scratch.allocate_array<float>(pixels);
@@ -393,6 +401,7 @@ void HalftoneStage::configure_cuda(ScratchAllocator& scratch) {
   c.select_bytes = 0;
   SP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, c.select_bytes, c.pos, c.keep, c.sorted, c.kept, capacity_));
   c.select_temp = scratch.allocate(std::max<size_t>(c.select_bytes, 16));
+  configure_ms_[2] = ms_since(step);
 }
 
 namespace {

@@ -111,10 +111,11 @@ Size HalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scr
     const HandoverField field = handover_field(0.f);
     handover_quantiles_ = std::make_unique<HandoverQuantiles>(field.seed, field.inv_cell);
   }
-  log_debug("halftone: configure {}x{} ({}) took {:.1f} ms (kernel N = {}, grid n = {})", input.width, input.height,
-            backend == Backend::cpu ? "cpu" : "cuda",
+  log_debug("halftone: configure {}x{} ({}) took {:.1f} ms (kernel N = {}, grid n = {}; CUDA: fast summation {:.1f} ms, "
+            "attraction {:.1f} ms, buffers {:.1f} ms{})",
+            input.width, input.height, backend == Backend::cpu ? "cpu" : "cuda",
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), plan_.N,
-            plan_.n);
+            plan_.n, configure_ms_[0], configure_ms_[1], configure_ms_[2], next_ ? ", with the next state's" : "");
   return input;
 }
 
