@@ -154,10 +154,11 @@ Joined join(JoinedVideo& video, MediaReader& input, Muxer& muxer, bool whole_vid
 namespace {
 
 // Opens the input and a muxer on a temporary name beside the output (set up
-// from the first segment), joins the segments that `segments` gives and
-// renames the output. Nothing is left behind on failure.
+// from the first segment), joins the segments that `segments` gives (each
+// checked as it is read, with a `checker`) and renames the output. Nothing
+// is left behind on failure.
 ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, const SegmentToJoin& first,
-                              JoinedVideo::Segments segments, bool whole_video) {
+                              JoinedVideo::Segments segments, bool whole_video, SegmentChecker* checker = nullptr) {
   const std::string& output = manifest.output.path;
   InputOptions input_options;
   input_options.url = manifest.input_path;
@@ -167,6 +168,7 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
   AVRational time_base, segment_time_base;
   {
     const SegmentFile first_file(first.index, first.path);
+    if (checker) checker->check_header(first_file, first.index);
     time_base = output_time_base(plan, output, first_file.video(), input.video());
     segment_time_base = first_file.video().time_base;
     video_parameters = output_video_parameters(first_file);
@@ -182,7 +184,7 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
   ConcatResult result;
   try {
     JoinedVideo joined_video(std::move(segments), segment_time_base, video_parameters->video_delay,
-                             muxer.video_stream()->time_base);
+                             muxer.video_stream()->time_base, checker);
     const Joined joined = join(joined_video, input, muxer, whole_video);
     muxer.finish();
     std::error_code ec;
@@ -246,19 +248,18 @@ bool SegmentArrivals::wait_for(int index) {
 
 std::optional<ConcatResult> concat_segments_as_they_finish(const Manifest& manifest, SegmentArrivals& arrivals) {
   const OutputPlan plan = output_plan(manifest, ConcatOptions{});
+  // Each segment is checked as it is joined, so that the join after the last
+  // worker reads it once (the output is a temporary file until the end).
   SegmentChecker checker(manifest);
   auto arrived = [&](size_t k) -> std::optional<SegmentToJoin> {
     if (k == manifest.segments.size()) return std::nullopt;
     if (!arrivals.wait_for(int(k))) throw JoinAbandoned{};
-    SegmentToJoin segment{int(k), manifest.segment_path(int(k))};
-    checker.check(segment);
-    return segment;
+    return SegmentToJoin{int(k), manifest.segment_path(int(k))};
   };
   try {
     const std::optional<SegmentToJoin> first = arrived(0);
-    // Segment 0 was checked already: the join starts from it again.
     auto rest = [&, first](size_t k) { return k == 0 ? first : arrived(k); };
-    ConcatResult result = join_into_output(manifest, plan, *first, rest, true);
+    ConcatResult result = join_into_output(manifest, plan, *first, rest, true, &checker);
     result.segments = int(manifest.segments.size());
     log_joined(manifest, result);
     return result;

@@ -49,6 +49,17 @@ class ConcatChecks : public testing::Test {
   int random_segment(int first, int last) { return first + int(rng_() % uint64_t(last - first + 1)); }
   std::string temporary_output() const { return dir_.file(".joined.mkv.partial"); }
 
+  // A bad segment as the concat of a --jobs run meets it, checked while it
+  // is joined: the same error, and nothing written; then expect_refused.
+  void expect_segment_refused(ExitCode code, const std::vector<std::string>& parts) {
+    SegmentArrivals arrivals(manifest_.segments.size());
+    for (int k = 0; k < segments(); ++k) arrivals.finished(k);
+    expect_error([&] { concat_segments_as_they_finish(manifest_, arrivals); }, code, parts);
+    EXPECT_FALSE(fs::exists(manifest_.output.path));
+    EXPECT_FALSE(fs::exists(temporary_output()));
+    expect_refused(code, parts);
+  }
+
   // The concat throws `code` with a message holding every one of `parts`, and
   // writes nothing: first without an output, then over an existing one (-y).
   void expect_refused(ExitCode code, const std::vector<std::string>& parts) {
@@ -107,27 +118,27 @@ TEST_F(ConcatChecks, SegmentOfAnotherPlan) {
   Manifest other = manifest_;
   other.plan_id = "plan-" + std::to_string(rng_());
   ASSERT_NO_FATAL_FAILURE(run_segment(other, k, {}));
-  expect_refused(ExitCode::data_error, {named(k), "another plan", other.plan_id});
+  expect_segment_refused(ExitCode::data_error, {named(k), "another plan", other.plan_id});
 }
 
 TEST_F(ConcatChecks, SegmentWithFramesOutsideItsRange) {
   const int k = random_segment(0, segments() - 2);
   const std::optional<int64_t> next_end = manifest_.segments[size_t(k) + 1].end_pts;
   ASSERT_NO_FATAL_FAILURE(run_segment(manifest_, k, {}, false, next_end.value_or(INT64_MAX)));
-  expect_refused(ExitCode::data_error, {named(k), "outside its range"});
+  expect_segment_refused(ExitCode::data_error, {named(k), "outside its range"});
 }
 
 TEST_F(ConcatChecks, SegmentOfAnotherSize) {
   const int k = random_segment(1, segments() - 1);
   ASSERT_NO_FATAL_FAILURE(run_segment(manifest_, k, scale_chain(32 + 2 * int(rng_() % 20), 32 + 2 * int(rng_() % 20))));
-  expect_refused(ExitCode::data_error, {named(k) + " is ffv1", named(0)});
+  expect_segment_refused(ExitCode::data_error, {named(k) + " is ffv1", named(0)});
 }
 
 TEST_F(ConcatChecks, TruncatedSegment) {
   const int k = random_segment(0, segments() - 1);
   const auto size = fs::file_size(manifest_.segment_path(k));
   fs::resize_file(manifest_.segment_path(k), size / 4 + rng_() % (size / 2));
-  expect_refused(ExitCode::data_error, {named(k), "incomplete"});
+  expect_segment_refused(ExitCode::data_error, {named(k), "incomplete"});
 }
 
 // The offset a worker that kept B-frames moves a segment's times by: one the
@@ -142,7 +153,7 @@ TEST_F(ConcatChecks, SegmentWithAnUnreadableTimestampOffset) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   fs::rename(retagged, manifest_.segment_path(k));
   SCOPED_TRACE(value);
-  expect_refused(ExitCode::data_error, {named(k), kTimestampOffsetTag, "'" + value + "'"});
+  expect_segment_refused(ExitCode::data_error, {named(k), kTimestampOffsetTag, "'" + value + "'"});
 }
 
 TEST_F(ConcatChecks, ChangedInput) {

@@ -8,9 +8,66 @@
 
 namespace sp {
 
+SegmentReadAhead::SegmentReadAhead(std::unique_ptr<SegmentFile> file, std::optional<SegmentFrameCheck> check)
+    : file_(std::move(file)), check_(std::move(check)), reader_([this] { read_all(); }) {}
+
+SegmentReadAhead::~SegmentReadAhead() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  reader_.join();
+}
+
+void SegmentReadAhead::read_all() {
+  try {
+    for (;;) {
+      PacketPtr packet = make_packet();
+      const bool got = file_->read(packet.get());
+      if (check_) {
+        if (got) check_->add(*packet);
+        else check_->finish();
+      }
+      std::unique_lock lock(mutex_);
+      if (!got) break;
+      changed_.wait(lock, [&] { return stop_ || bytes_ < kBytes; });
+      if (stop_) return;
+      bytes_ += size_t(packet->size);
+      packets_.push_back(std::move(packet));
+      lock.unlock();
+      changed_.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    error_ = std::current_exception();
+  }
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  changed_.notify_all();
+}
+
+bool SegmentReadAhead::next(AVPacket* packet) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !packets_.empty() || done_; });
+  if (packets_.empty()) {
+    if (error_) std::rethrow_exception(error_);
+    return false;
+  }
+  av_packet_move_ref(packet, packets_.front().get());
+  packets_.pop_front();
+  bytes_ -= size_t(packet->size);
+  lock.unlock();
+  changed_.notify_all();
+  return true;
+}
+
 JoinedVideo::JoinedVideo(Segments segments, AVRational segment_time_base, int reorder_delay,
-                         AVRational output_time_base)
+                         AVRational output_time_base, SegmentChecker* checker)
     : segments_(std::move(segments)),
+      checker_(checker),
       segment_time_base_(segment_time_base),
       time_base_(output_time_base),
       reorder_delay_(std::max(reorder_delay, 0)),
@@ -25,15 +82,21 @@ bool JoinedVideo::read(AVPacket* packet) {
     if (!file_) {
       const std::optional<SegmentToJoin> s = segments_(next_segment_++);
       if (!s) return false;
-      file_ = std::make_unique<SegmentFile>(s->index, s->path);
-      names_.push_back(file_->name());
+      auto file = std::make_unique<SegmentFile>(s->index, s->path);
+      names_.push_back(file->name());
+      std::optional<SegmentFrameCheck> check;
+      if (checker_) {
+        checker_->check_header(*file, s->index);
+        check.emplace(checker_->frame_check(*file, *s));
+      }
+      file_ = std::make_unique<SegmentReadAhead>(std::move(file), std::move(check));
     }
-    if (file_->read(packet)) break;
+    if (file_->next(packet)) break;
     file_.reset();
   }
   if (packet->pts == AV_NOPTS_VALUE)
-    throw Error(ExitCode::data_error, fmt::format("{} has a frame without a timestamp", file_->name()));
-  av_packet_rescale_ts(packet, file_->video().time_base, segment_time_base_);
+    throw Error(ExitCode::data_error, fmt::format("{} has a frame without a timestamp", file_->file().name()));
+  av_packet_rescale_ts(packet, file_->file().video().time_base, segment_time_base_);
   const int64_t duration = std::max<int64_t>(av_rescale_q(packet->duration, segment_time_base_, time_base_), 0);
   end_ = std::max(end_, av_rescale_q(packet->pts, segment_time_base_, time_base_) + duration);
   return true;

@@ -105,9 +105,19 @@ SegmentChecker::~SegmentChecker() = default;
 
 void SegmentChecker::check(SegmentToJoin& segment) {
   SegmentFile file(segment.index, segment.path);
-  check_tags(file, segment.index);
+  check_header(file, segment.index);
+  SegmentFrameCheck frames = frame_check(file, segment);
+  PacketPtr packet = make_packet();
+  while (file.read(packet.get())) {
+    frames.add(*packet);
+    av_packet_unref(packet.get());
+  }
+  segment.frames = frames.finish();
+}
+
+void SegmentChecker::check_header(const SegmentFile& file, int index) {
+  check_tags(file, index);
   check_format(file);
-  check_frames(file, segment);
 }
 
 void SegmentChecker::check_tags(const SegmentFile& file, int index) const {
@@ -145,36 +155,43 @@ void SegmentChecker::check_format(const SegmentFile& file) {
                                                   *first_, first_time_base_.num, first_time_base_.den));
 }
 
-void SegmentChecker::check_frames(SegmentFile& file, SegmentToJoin& segment) const {
-  const SegmentPlan& plan = manifest_.segments.at(size_t(segment.index));
-  const AVRational tb = file.video().time_base;
-  const auto near = AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
-  const int64_t begin = plan.begin_pts ? av_rescale_q_rnd(*plan.begin_pts, manifest_.time_base, tb, near) : INT64_MIN;
-  const int64_t end = plan.end_pts ? av_rescale_q_rnd(*plan.end_pts, manifest_.time_base, tb, near) : INT64_MAX;
-  PacketPtr packet = make_packet();
-  segment.frames = 0;
-  while (file.read(packet.get())) {
-    const int64_t pts = packet->pts;
-    const bool key = packet->flags & AV_PKT_FLAG_KEY;
-    av_packet_unref(packet.get());
-    if (pts == AV_NOPTS_VALUE) throw Error(ExitCode::data_error, fmt::format("{} has a frame without a timestamp", file.name()));
-    if (pts < begin || pts >= end)
-      throw Error(ExitCode::data_error,
-                  fmt::format("{} has a frame at {:.3f} s (pts {}), outside its range {}", file.name(),
-                              pts * av_q2d(tb), pts, range_text(plan)));
-    if (segment.frames == 0 && !key)
-      throw Error(ExitCode::data_error, file.name() + " does not start with a keyframe");
-    ++segment.frames;
-  }
-  // An interrupted segment may have stopped before its first picture.
-  if (segment.frames == 0 && !segment.unfinished) throw Error(ExitCode::data_error, file.name() + " has no frames");
-}
+namespace {
 
-std::string SegmentChecker::range_text(const SegmentPlan& plan) const {
-  const double tb = av_q2d(manifest_.time_base);
+std::string range_text(const SegmentPlan& plan, AVRational time_base) {
+  const double tb = av_q2d(time_base);
   const std::string begin = plan.begin_pts ? fmt::format("{:.3f} s", *plan.begin_pts * tb) : "the start";
   const std::string end = plan.end_pts ? fmt::format("{:.3f} s", *plan.end_pts * tb) : "the end";
   return fmt::format("[{}, {})", begin, end);
+}
+
+}  // namespace
+
+SegmentFrameCheck::SegmentFrameCheck(const Manifest& manifest, const SegmentFile& file, const SegmentToJoin& segment)
+    : manifest_(manifest),
+      plan_(manifest.segments.at(size_t(segment.index))),
+      name_(file.name()),
+      time_base_(file.video().time_base),
+      unfinished_(segment.unfinished) {
+  const auto near = AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
+  if (plan_.begin_pts) begin_ = av_rescale_q_rnd(*plan_.begin_pts, manifest.time_base, time_base_, near);
+  if (plan_.end_pts) end_ = av_rescale_q_rnd(*plan_.end_pts, manifest.time_base, time_base_, near);
+}
+
+void SegmentFrameCheck::add(const AVPacket& packet) {
+  const int64_t pts = packet.pts;
+  if (pts == AV_NOPTS_VALUE) throw Error(ExitCode::data_error, fmt::format("{} has a frame without a timestamp", name_));
+  if (pts < begin_ || pts >= end_)
+    throw Error(ExitCode::data_error, fmt::format("{} has a frame at {:.3f} s (pts {}), outside its range {}", name_,
+                                                  pts * av_q2d(time_base_), pts, range_text(plan_, manifest_.time_base)));
+  if (frames_ == 0 && !(packet.flags & AV_PKT_FLAG_KEY))
+    throw Error(ExitCode::data_error, name_ + " does not start with a keyframe");
+  ++frames_;
+}
+
+int64_t SegmentFrameCheck::finish() const {
+  // An interrupted segment may have stopped before its first picture.
+  if (frames_ == 0 && !unfinished_) throw Error(ExitCode::data_error, name_ + " has no frames");
+  return frames_;
 }
 
 namespace {

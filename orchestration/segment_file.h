@@ -53,22 +53,47 @@ struct SegmentToJoin {
   int64_t frames = 0;
 };
 
+// One segment's frames, checked as they are read: each with a timestamp,
+// inside the segment's range, a keyframe first. Throws
+// sp::Error(data_error) naming the segment.
+class SegmentFrameCheck {
+ public:
+  SegmentFrameCheck(const Manifest& manifest, const SegmentFile& file, const SegmentToJoin& segment);
+  // A packet as SegmentFile::read gives it.
+  void add(const AVPacket& packet);
+  // At the file's end: its frames; a finished segment without any throws.
+  int64_t finish() const;
+
+ private:
+  const Manifest& manifest_;
+  const SegmentPlan& plan_;
+  std::string name_;
+  AVRational time_base_;
+  int64_t begin_ = INT64_MIN, end_ = INT64_MAX;
+  bool unfinished_ = false;
+  int64_t frames_ = 0;
+};
+
 // Checks segments in index order against the plan and against the first
 // one checked: this plan's and index's tags, the first one's codec, size,
-// setup data and time base, a keyframe first, every frame inside the
-// segment's range. Throws sp::Error(data_error) naming the segment.
+// setup data and time base, and its frames (SegmentFrameCheck). Throws
+// sp::Error(data_error) naming the segment.
 class SegmentChecker {
  public:
   explicit SegmentChecker(const Manifest& manifest);
   ~SegmentChecker();
   // Reads the whole file: counts its frames into segment.frames.
   void check(SegmentToJoin& segment);
+  // What its header says: the tags and format. A reader that reads the file
+  // anyway checks its frames with frame_check() as it goes.
+  void check_header(const SegmentFile& file, int index);
+  SegmentFrameCheck frame_check(const SegmentFile& file, const SegmentToJoin& segment) const {
+    return SegmentFrameCheck(manifest_, file, segment);
+  }
 
  private:
   void check_tags(const SegmentFile& file, int index) const;
   void check_format(const SegmentFile& file);
-  void check_frames(SegmentFile& file, SegmentToJoin& segment) const;
-  std::string range_text(const SegmentPlan& plan) const;
 
   struct ParametersDeleter {
     void operator()(AVCodecParameters* p) const { avcodec_parameters_free(&p); }
