@@ -10,6 +10,7 @@
 #include <set>
 
 #include "pipeline/cuda_check.h"
+#include "pipeline/log.h"
 
 namespace sp {
 
@@ -53,6 +54,9 @@ bool cuda_device_available(std::string* why) {
       reason = "no CUDA device present";
       return;
     }
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    log_debug("CUDA: {} device{} visible{}", count, count == 1 ? "" : "s",
+              visible ? fmt::format(" (CUDA_VISIBLE_DEVICES={})", visible) : std::string());
     available = true;
   });
   if (why) *why = reason;

@@ -136,6 +136,28 @@ TEST(SegmentsGpu, BatchOfClipsOnEveryGpuEqualsTheCpuBatch) {
   expect_each_device_on_a_gpu_of_its_own(j["inputs"], gpus);
 }
 
+// `--devices 0,1` on a host of three GPUs or more: the driver starts only
+// those two (each visible GPU adds to CUDA's start-up), and the run uses both.
+TEST(SegmentsGpu, ADeviceListStartsOnlyTheGpusItNames) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: the GPU workers are not exercised here";
+  const int gpus = cuda_device_count();
+  if (gpus < 3) GTEST_SKIP() << "fewer than three GPUs here: a list of two would name them all";
+  ClipAndCpuRun clip;
+  ASSERT_NO_FATAL_FAILURE(clip.make());
+  const CommandResult r = stylepipe("--log-level debug run " + clip.config + " -i " + clip.in + " -o " + clip.gpu +
+                                    " -y --backend cuda --codec ffv1 --jobs 4 --devices 0,1 --segments 4 --stats-json " +
+                                    clip.stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("CUDA: 2 devices visible"), std::string::npos) << r.output;
+  EXPECT_EQ(video_md5s(clip.gpu), video_md5s(clip.cpu));
+  std::ifstream s(clip.stats);
+  const nlohmann::json j = nlohmann::json::parse(s);
+  expect_each_device_on_a_gpu_of_its_own(j["segments"], 2);
+  for (const auto& segment : j["segments"])
+    EXPECT_EQ(segment["stats"]["cuda_device"]["pci_bus_id"], cuda_device_pci_bus_id(segment["device"].get<int>()))
+        << "device " << segment["device"] << " is not the GPU of that ordinal";
+}
+
 TEST(SegmentsGpu, ADeviceThatDoesNotExistIsAUsageError) {
   const int present = cuda_device_count();
   TempDir dir;
