@@ -11,6 +11,9 @@
 # (SKIP_BATCH=1 leaves it out); SKIP_THROUGHPUT=1 stops before the
 # throughput runs; PYTHON_TESTS=1 also builds the
 # Python module and runs its GPU tests (PyTorch, CuPy) and test_chain.
+# The --jobs values: PENCIL_1GPU_JOBS (default 4) and PENCIL_ALL_JOBS
+# (default 4 a GPU) for pencil on GPU 0 and on every GPU, HALFTONE_ALL_JOBS
+# (default 2 a GPU) for halftone on every GPU (on GPU 0 it is 2).
 # Usage: scripts/gpu-multi-check.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +29,7 @@ gpus=$(nvidia-smi -L | wc -l)
 all=$(seq -s, 0 $((gpus - 1)))
 
 step "build ($gpus GPUs)"
-nvidia-smi --query-gpu=index,name,pci.bus_id --format=csv,noheader | tee "$out/gpus.txt"
+nvidia-smi --query-gpu=index,name,pci.bus_id,persistence_mode --format=csv,noheader | tee "$out/gpus.txt"
 t0=$(date +%s)
 cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${kit_cmake_args[@]}" \
   >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
@@ -95,7 +98,7 @@ fi
 [ -n "${SKIP_THROUGHPUT:-}" ] && exit $status
 step "pencil -> libx264 ultrafast: ceiling, one GPU, every GPU"
 export STYLEPIPE=$bin CLIP_SECONDS=${CLIP_SECONDS:-30}
-PEER_SESSIONS="$((4 * gpus))" SKIP_SINGLE=1 JOBS=4 DEVICES=0 TAG=pencil_1gpu \
+PEER_SESSIONS="$((4 * gpus))" SKIP_SINGLE=1 JOBS="${PENCIL_1GPU_JOBS:-4}" DEVICES=0 TAG=pencil_1gpu \
   scripts/segments-bench.sh "$out/bench" | grep -v "^    device" || status=1
 NO_PEER=1 SKIP_SINGLE=1 JOBS="${PENCIL_ALL_JOBS:-$((4 * gpus))}" DEVICES=all TAG=pencil_all \
   scripts/segments-bench.sh "$out/bench" || status=1
@@ -121,7 +124,7 @@ if [ -f "$halftone_out" ]; then
     tee -a "$out/bench/segments.txt"
   rm -f "$halftone_out"
 fi
-CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS="$((2 * gpus))" DEVICES=all \
+CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS="${HALFTONE_ALL_JOBS:-$((2 * gpus))}" DEVICES=all \
   TAG=halftone_all scripts/segments-bench.sh "$out/bench" || status=1
 
 step "a worker's start-up steps (median over its segments, seconds after the worker's run started)"

@@ -10,7 +10,7 @@ import sys
 
 for path in sys.argv[1:]:
     steps = collections.defaultdict(list)
-    for seg in json.load(open(path))["segments"]:
+    for seg in json.load(open(path)).get("segments", []):  # none: a single run
         st = (seg.get("stats") or {}).get("startup_seconds", [])
         t0 = next((x["seconds"] for x in st if x["step"].startswith("run started")), None)
         for x in st:
