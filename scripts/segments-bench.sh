@@ -33,6 +33,12 @@ report() { awk -v n="$frames" -v t="$2" -v name="$1" 'BEGIN{printf "%-34s %6.2f 
 
 echo "clip: $clip ($frames frames, 1920x1080, $rate fps); config $config; ${codec_flags[*]}; devices ${DEVICES:-default}" \
   | tee -a "$out/segments.txt"
+# Whatever runs first on a fresh machine pays for reading the libraries from
+# disk and for CUDA's compute cache (the halftone chain's first configure
+# took 0.9-1.4 s, later ones 0.06 s): a few frames first, untimed.
+"$bin" run "$config" -i "$clip" -o "$out/warm_up.$ext" -y --frames 3 "${codec_flags[@]}" --progress none \
+  >/dev/null 2>&1 || true
+rm -f "$out/warm_up.$ext"
 # The peer, and the machine's ceiling as the issue measured it: N ffmpeg
 # processes side by side, each on the whole clip (frames/s summed).
 peer_sessions() {

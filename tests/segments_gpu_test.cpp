@@ -3,6 +3,7 @@
 // (--devices 0,0); machines with more run the same code over each device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <random>
@@ -35,17 +36,20 @@ void expect_each_device_on_a_gpu_of_its_own(const nlohmann::json& runs, int gpus
   EXPECT_EQ(int(distinct.size()), gpus) << "two devices' runs were on one GPU";
 }
 
-// A clip of random length and keyframe spacing, and its single CPU run: the oracle.
+// A clip of random length and keyframe spacing (keyframes enough for
+// `min_keyframes` segments), and its single CPU run: the oracle.
 struct ClipAndCpuRun {
   TempDir dir;
   std::string in = dir.file("in.mp4"), cpu = dir.file("cpu.mkv"), gpu = dir.file("gpu.mkv"), stats = dir.file("stats.json");
   std::string config = source_dir() + "/configs/example.yaml";
 
-  void make() {
+  void make(int min_keyframes = 4) {
     std::mt19937_64 rng(fresh_seed());
+    const int seconds = 4 + int(rng() % 4);
+    const int longest_gop = std::max(2, 30 * seconds / min_keyframes);
     const CommandResult made = run_command("ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 "
-                                           "-f lavfi -i sine -t " + std::to_string(4 + rng() % 4) +
-                                           " -c:v libx264 -g " + std::to_string(10 + rng() % 20) +
+                                           "-f lavfi -i sine -t " + std::to_string(seconds) +
+                                           " -c:v libx264 -g " + std::to_string(longest_gop / 2 + int(rng() % (longest_gop / 2 + 1))) +
                                            " -pix_fmt yuv420p -c:a aac " + in);
     ASSERT_EQ(made.exit_code, 0) << made.output;
     const CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --backend cpu --codec ffv1");
@@ -92,7 +96,7 @@ TEST(SegmentsGpu, WorkerThreadsOnEveryGpuEqualTheCpuRun) {
   const int gpus = cuda_device_count();
   if (gpus < 2) GTEST_SKIP() << "one GPU here: workers on several GPUs need a machine with two or more";
   ClipAndCpuRun clip;
-  ASSERT_NO_FATAL_FAILURE(clip.make());
+  ASSERT_NO_FATAL_FAILURE(clip.make(2 * gpus + 1));
   const int segments = 2 * gpus + 1;
   for (const std::string workers : {"threads", "processes"}) {
     SCOPED_TRACE(workers);

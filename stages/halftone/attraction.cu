@@ -86,10 +86,9 @@ void AttractionGpu::configure(const AttractionPlan& plan, ScratchAllocator& scra
   height_ = plan.height;
   pw_ = plan.pw;
   ph_ = plan.ph;
-  const int columns = pw_ / 2 + 1, kernel_rows = ph_ / 2 + 1;
+  const int columns = pw_ / 2 + 1;
   const size_t half = plan.half_size();
-  kernel_columns_ = scratch.allocate_array<float2>(size_t(kernel_rows) * columns);
-  make_attraction_kernel_columns_on_device(plan, kernel_columns_);
+  kernel_columns_ = shared_attraction_kernel_columns(plan);
   ink_rows_ = scratch.allocate_array<float>(size_t(height_) * pw_);
   row_spectra_ = scratch.allocate_array<float2>(2 * size_t(height_) * columns);
   column_input_ = scratch.allocate_array<float2>(half);
@@ -124,7 +123,7 @@ void AttractionGpu::compute(const float* ink, const FrameNumbers* numbers, float
   SP_CUFFT_CHECK(cufftExecR2C(row_r2c_, ink_rows_, row_spectra));
   launch_transpose(row_spectra_, columns, 0, column_input_, ph_, 0, height_, columns, INT_MAX, stream);
   SP_CUFFT_CHECK(cufftExecC2C(column_forward_, column_input, spectrum, CUFFT_FORWARD));
-  multiply_kernels<<<dim3((ph_ / 2 + 1 + 255) / 256, columns), 256, 0, stream>>>(spectrum_, kernel_columns_, columns,
+  multiply_kernels<<<dim3((ph_ / 2 + 1 + 255) / 256, columns), 256, 0, stream>>>(spectrum_, kernel_columns_->data(), columns,
                                                                                    ph_, numbers, products_);
   SP_CUDA_CHECK_LAUNCH();
   SP_CUFFT_CHECK(cufftExecC2C(column_inverse_, products, products, CUFFT_INVERSE));

@@ -117,6 +117,8 @@ class AttractionCpu {
 // quarter: row R2C over the h ink rows, column C2C over the pw/2+1 spectral
 // columns, one product kernel for both components, column C2C inverse over
 // both, row C2R over only the h rows the field needs (attraction.cu).
+class DeviceSpectrum;  // kernel_spectra_gpu.h
+
 class AttractionGpu {
  public:
   AttractionGpu() = default;
@@ -130,7 +132,9 @@ class AttractionGpu {
   void release();
   int width_ = 0, height_ = 0, pw_ = 0, ph_ = 0;
   // Layouts: column_major_spectra, columns = pw/2 + 1.
-  float2* kernel_columns_ = nullptr;  // imaginary_kernel_rows by columns, made on the device: columns x (ph/2+1)
+  // imaginary_kernel_rows by columns, made on the device: columns x (ph/2+1),
+  // shared by this device's stages (kernel_spectra_gpu.h).
+  std::shared_ptr<const DeviceSpectrum> kernel_columns_;
   float* ink_rows_ = nullptr;         // h x pw: the ink, zero beyond column w
   float2* row_spectra_ = nullptr;     // h x columns from the row R2C; then 2h x columns: row y = [x | y] product rows
   float2* column_input_ = nullptr;    // columns x ph: entries < h of each column transposed in, the rest zero for good

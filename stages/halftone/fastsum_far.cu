@@ -302,9 +302,8 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
   spread_grid_ = dim3((plan.cells_x + dp_.spread_cells - 1) / dp_.spread_cells,
                       (plan.cells_y + dp_.spread_cells - 1) / dp_.spread_cells);
   const size_t rows = size_t(dp_.rows), hw = size_t(n / 2 + 1), nn = size_t(n);
-  auto* quadrant = scratch.allocate_array<float2>(size_t(N / 2) * (N / 2));
-  make_kernel_quadrant_on_device(plan, quadrant);
-  dp_.kernel_quadrant = quadrant;
+  kernel_quadrant_ = shared_kernel_quadrant(plan);
+  dp_.kernel_quadrant = kernel_quadrant_->data();
 
   grid_ = scratch.allocate_array<float>(rows * nn);
   exact_grid_ = exact_sums ? scratch.allocate_array<unsigned long long>(rows * nn) : nullptr;

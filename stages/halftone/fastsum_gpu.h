@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <memory>
+
 #include "pipeline/scratch.h"
 #include "stages/halftone/fastsum.h"
 
@@ -21,9 +23,11 @@ struct DevicePlan {
   int spread_cells = 1;  // a spread block's tile: spread_cells x spread_cells cells
   Window window;
   NearKernel near;
-  // b_j with the deconvolution, from one quadrant (make_kernel_quadrant_on_device)
+  // b_j with the deconvolution, from one quadrant (shared_kernel_quadrant)
   const float2* kernel_quadrant = nullptr;
 };
+
+class DeviceSpectrum;  // kernel_spectra_gpu.h
 
 class FastsumGpu {
  public:
@@ -89,6 +93,7 @@ class FastsumGpu {
   cufftComplex* field_ = nullptr;       // rows x n: inverse C2C along x = Fx + i Fy
   cufftHandle fft_rows_r2c_ = 0, fft_cols_ = 0, ifft_cols_ = 0, ifft_rows_ = 0;
   bool plans_ = false;
+  std::shared_ptr<const DeviceSpectrum> kernel_quadrant_;  // this device's, shared (kernel_spectra_gpu.h)
 };
 
 }  // namespace sp::halftone

@@ -5,6 +5,12 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "pipeline/cuda_check.h"
 #include "stages/halftone/cufft_check.h"
@@ -129,6 +135,79 @@ size_t make_attraction_kernel_columns_on_device(const AttractionPlan& plan, floa
   SP_CUDA_CHECK_LAUNCH();
   SP_CUDA_CHECK(cudaStreamSynchronize(0));  // report a failure here, before the temporaries go
   return 2 * padded * sizeof(float) + 2 * half * sizeof(float2) + work_bytes;
+}
+
+DeviceSpectrum::DeviceSpectrum(size_t count) {
+  SP_CUDA_CHECK(cudaGetDevice(&device_));
+  SP_CUDA_CHECK(cudaMalloc(&data_, std::max<size_t>(count, 1) * sizeof(float2)));
+}
+
+DeviceSpectrum::~DeviceSpectrum() {
+  // The last holder may be a thread whose current device is another.
+  int current = device_;
+  cudaGetDevice(&current);
+  if (current != device_) cudaSetDevice(device_);
+  cudaFree(data_);
+  if (current != device_) cudaSetDevice(current);
+}
+
+namespace {
+
+// One spectrum per key while any stage holds it; concurrent callers with one
+// key wait for the first one's.
+template <class Key>
+class SharedSpectra {
+ public:
+  std::shared_ptr<const DeviceSpectrum> get(const Key& key, size_t count, const std::function<void(float2*)>& make) {
+    std::shared_ptr<Slot> slot;
+    {
+      std::lock_guard lock(mutex_);
+      std::shared_ptr<Slot>& s = slots_[key];
+      if (!s) s = std::make_shared<Slot>();
+      slot = s;
+    }
+    std::lock_guard making(slot->making);
+    if (std::shared_ptr<const DeviceSpectrum> made = slot->made.lock()) return made;
+    auto made = std::make_shared<DeviceSpectrum>(count);
+    make(made->data());
+    slot->made = made;
+    return made;
+  }
+
+ private:
+  struct Slot {
+    std::mutex making;
+    std::weak_ptr<const DeviceSpectrum> made;
+  };
+  std::mutex mutex_;
+  std::map<Key, std::shared_ptr<Slot>> slots_;
+};
+
+int current_device() {
+  int device = 0;
+  SP_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+}  // namespace
+
+std::shared_ptr<const DeviceSpectrum> shared_kernel_quadrant(const FastsumPlan& plan) {
+  // What the quadrant is made from: N and the regularized kernel (the
+  // samples), the window and n (the deconvolution).
+  using Key = std::tuple<int, int, int, int, uint32_t, double, double, int>;
+  static SharedSpectra<Key> shared;
+  const Key key{current_device(), plan.N, plan.n, plan.window.m, std::bit_cast<uint32_t>(plan.window.b),
+                plan.eps_i, plan.eps_b, plan.regularized.inner_terms};
+  return shared.get(key, size_t(plan.N / 2) * (plan.N / 2),
+                    [&](float2* quadrant) { make_kernel_quadrant_on_device(plan, quadrant); });
+}
+
+std::shared_ptr<const DeviceSpectrum> shared_attraction_kernel_columns(const AttractionPlan& plan) {
+  using Key = std::tuple<int, int, int, int, int>;
+  static SharedSpectra<Key> shared;
+  const Key key{current_device(), plan.width, plan.height, plan.pw, plan.ph};
+  return shared.get(key, size_t(plan.ph / 2 + 1) * (plan.pw / 2 + 1),
+                    [&](float2* columns) { make_attraction_kernel_columns_on_device(plan, columns); });
 }
 
 }  // namespace sp::halftone

@@ -7,10 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <mutex>
 #include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <future>
+#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -123,6 +127,60 @@ TEST(HalftoneCuda, AttractionKernelColumnsMadeOnDeviceMatchHost) {
                 borrowed / 1048576.0, host_ms);
     EXPECT_LE(error, 1e-6);
   }
+}
+
+// The spectra of a plan are made once a device while any stage holds them:
+// stages configured with one plan (from several threads at once, as the
+// workers of one GPU configure) read the same memory, which holds what a
+// spectrum made on its own holds; another plan gets its own; once the last
+// holder is gone the memory is freed.
+TEST(HalftoneCuda, KernelSpectraAreMadeOnceADeviceWhileHeld) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed());
+  const int w = 64 + int(rng() % 200), h = 48 + int(rng() % 150);
+  SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h));
+  FastsumSettings s;
+  s.near_radius_px = 3.0 + double(rng() % 40) / 10;
+  const FastsumPlan plan = make_fastsum_plan(w, h, s);
+  const AttractionPlan attraction = make_attraction_plan(w, h);
+  std::vector<std::future<std::pair<const float2*, const float2*>>> made;
+  std::vector<std::shared_ptr<const DeviceSpectrum>> held;
+  std::mutex held_mutex;
+  for (int k = 0; k < 4; ++k)
+    made.push_back(std::async(std::launch::async, [&] {
+      auto quadrant = shared_kernel_quadrant(plan);
+      auto columns = shared_attraction_kernel_columns(attraction);
+      std::lock_guard lock(held_mutex);
+      held.push_back(quadrant);
+      held.push_back(columns);
+      return std::pair<const float2*, const float2*>(quadrant->data(), columns->data());
+    }));
+  const std::pair<const float2*, const float2*> first = made[0].get();
+  for (size_t k = 1; k < made.size(); ++k) EXPECT_EQ(made[k].get(), first) << "thread " << k << " made its own";
+
+  const size_t half = size_t(plan.N / 2), entries = size_t(attraction.ph / 2 + 1) * (attraction.pw / 2 + 1);
+  float2 *alone_quadrant = nullptr, *alone_columns = nullptr;
+  SP_CUDA_CHECK(cudaMalloc(&alone_quadrant, half * half * sizeof(float2)));
+  SP_CUDA_CHECK(cudaMalloc(&alone_columns, entries * sizeof(float2)));
+  make_kernel_quadrant_on_device(plan, alone_quadrant);
+  make_attraction_kernel_columns_on_device(attraction, alone_columns);
+  const auto same = [](const std::vector<float2>& a, const std::vector<float2>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float2)) == 0;
+  };
+  EXPECT_TRUE(same(to_host(first.first, half * half), to_host(alone_quadrant, half * half)));
+  EXPECT_TRUE(same(to_host(first.second, entries), to_host(alone_columns, entries)));
+  SP_CUDA_CHECK(cudaFree(alone_quadrant));
+  SP_CUDA_CHECK(cudaFree(alone_columns));
+
+  FastsumSettings wider = s;
+  wider.near_radius_px = s.near_radius_px * 2;
+  const FastsumPlan other = make_fastsum_plan(w, h, wider);
+  ASSERT_NE(other.N, plan.N);
+  EXPECT_NE(shared_kernel_quadrant(other)->data(), first.first) << "another plan shares the first one's quadrant";
+
+  std::weak_ptr<const DeviceSpectrum> quadrant = held.front();
+  held.clear();
+  EXPECT_TRUE(quadrant.expired()) << "the spectrum outlived its last holder";
 }
 
 }  // namespace
