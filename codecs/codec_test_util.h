@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -155,12 +156,15 @@ inline std::vector<std::string> frame_md5s(const std::string& file, const std::s
   const CommandOutput r = run("ffmpeg -nostdin -v error " + input_args + " -i " + quote(file) + " -map 0:v:0 -fps_mode passthrough -pix_fmt " +
                     pix_fmt + " -f framemd5 -", true);
   std::vector<std::string> out;
-  for (const auto& l : test::nonempty_lines(r.output))
-    if (l[0] != '#') {
-      std::string md5 = l.substr(l.rfind(',') + 1);
-      md5.erase(0, md5.find_first_not_of(' '));
-      out.push_back(md5);
-    }
+  for (const auto& l : test::nonempty_lines(r.output)) {
+    if (l[0] == '#') continue;
+    // A frame's line ends in its MD5; anything else is ffmpeg saying something went wrong.
+    std::string md5 = l.substr(l.rfind(',') + 1);
+    md5.erase(0, md5.find_first_not_of(' '));
+    if (md5.size() != 32 || md5.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw std::runtime_error(file + ": not a frame's MD5 in ffmpeg's framemd5 output: " + l);
+    out.push_back(md5);
+  }
   return out;
 }
 
