@@ -184,8 +184,9 @@ TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
   double variance = 0;
   for (double x : within) variance += (x - within_mean) * (x - within_mean) / double(within.size() - 1);
   // The mean of this many steps drawn from within segments stays below this
-  // but for one run in ~700 (three standard errors).
-  const double bound = within_mean + 3 * std::sqrt(variance / double(seams.size()));
+  // but for one run in ~300,000 (4.5 standard errors; at 3 it failed one run
+  // in ~700). A seam without the handover (63 levels here) stays far above it.
+  const double bound = within_mean + 4.5 * std::sqrt(variance / double(seams.size()));
   std::printf("halftone seams: mean step %.1f gray levels; within segments %.1f (sd %.1f); bound %.1f\n", seam_mean,
               within_mean, std::sqrt(variance), bound);
   EXPECT_LT(seam_mean, bound);
