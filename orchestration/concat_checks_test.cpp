@@ -215,7 +215,9 @@ TEST_F(ConcatChecks, FinishedPrefixAfterAnInterruption) {
   if (k == 0 && inside.empty()) GTEST_SKIP() << "segment 0 holds two frames or fewer: no prefix to interrupt";
   const bool started = (k == 0 || rng_() % 3 != 0) && !inside.empty();
   fs::remove(manifest_.segment_path(k));
-  if (started) ASSERT_NO_FATAL_FAILURE(run_segment(manifest_, k, {}, true, inside[rng_() % inside.size()]));
+  if (started) {
+    ASSERT_NO_FATAL_FAILURE(run_segment(manifest_, k, {}, true, inside[rng_() % inside.size()]));
+  }
   for (int i = k + 1; i < segments(); ++i)
     if (rng_() % 2) fs::remove(manifest_.segment_path(i));
   SCOPED_TRACE(testing::Message() << "segment " << k << " of " << segments() << (started ? " interrupted" : " not started"));
