@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,12 +20,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "orchestration/auto_jobs.h"
 #include "orchestration/engine_cache.h"
 #include "orchestration/output_pattern.h"
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
+#include "pipeline/parallel.h"
 
 namespace sp {
 namespace {
@@ -85,6 +88,7 @@ constexpr const char* kShortClipReason =
 
 struct ClipOutcome {
   bool started = false;
+  double started_seconds = 0;  // after the batch started
   int device = -1;  // the GPU its worker ran on, where the batch spread over GPUs
   int code = 0;
   std::string error;
@@ -155,6 +159,7 @@ nlohmann::json batch_json(const BatchOptions& o, const std::vector<ClipOutcome>&
       const double fps = c.seconds > 0 ? double(c.frames) / c.seconds : 0.0;
       entry.update({{"exit_code", c.code}, {"error", c.error}, {"frames", c.frames}, {"seconds", c.seconds},
                     {"fps", fps}});
+      if (c.segments == 0) entry["started_seconds"] = c.started_seconds;
       if (c.device >= 0) entry["device"] = c.device;
       if (c.segments > 0) entry["segments"] = c.segments;
       if (c.stats) entry["stats"] = *c.stats;
@@ -213,8 +218,9 @@ class TaskQueue {
   static bool is_segment(const Task& t) { return t.segment >= 0; }
 
  public:
-  TaskQueue(size_t clips, bool clips_may_be_cut) : may_cut_(clips_may_be_cut) {
-    for (size_t k = 0; k < clips; ++k) tasks_.push_back({k});
+  // The clips in the order they are to start.
+  TaskQueue(const std::vector<size_t>& clips, bool clips_may_be_cut) : may_cut_(clips_may_be_cut) {
+    for (size_t k : clips) tasks_.push_back({k});
   }
   // The next task; none once there is none left or `cancelled` says so.
   // After `no_new_clips` only segments of clips already started come: those
@@ -313,7 +319,26 @@ int run_batch(const BatchOptions& o) {
   std::mutex mutex;  // of the outcomes, the segmented clips and the tasks
   const auto cancelled = [&] { return interrupted() || (o.cancel && o.cancel->load()); };
   const bool cut_long_clips = o.long_clips && o.jobs > 1;
-  TaskQueue tasks(count, cut_long_clips);
+  const auto start = std::chrono::steady_clock::now();
+  // With several workers the longest clips start first, so that none starts
+  // last and keeps one worker busy while the others wait: each clip's length
+  // from its container's header (its streams where the header has none).
+  std::vector<InputLength> lengths(count);
+  std::vector<size_t> order(count);
+  std::iota(order.begin(), order.end(), size_t(0));
+  if (o.jobs > 1) {
+    parallel_for(int(count), [&](int begin, int end) {
+      for (int k = begin; k < end; ++k) {
+        try {
+          lengths[size_t(k)] = probe_input_length(o.clips[size_t(k)].input);
+        } catch (const std::exception&) {
+          // no length: it starts last, and its own run reports the error
+        }
+      }
+    });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a].seconds > lengths[b].seconds; });
+  }
+  TaskQueue tasks(order, cut_long_clips);
   const auto no_new_clips = [&] { return stop_starting.load(); };
 
   // Under `mutex`: a clip failed; with --fail-fast no other clip starts.
@@ -329,7 +354,7 @@ int run_batch(const BatchOptions& o) {
   auto cut_if_long = [&](size_t k) {
     std::unique_ptr<SegmentedClip> cut;
     try {
-      if (worth_cutting(o.clips[k].input, o.long_clips->warmup))
+      if (worth_cutting(lengths[k], o.long_clips->warmup))
         cut = std::make_unique<SegmentedClip>(*o.long_clips, o.clips[k].input, o.clips[k].output, o.jobs);
     } catch (const std::exception& e) {  // (any: the other workers wait for looked_at)
       log_warning("{}: runs whole, not cut into segments: {}", o.clips[k].input, e.what());
@@ -378,8 +403,10 @@ int run_batch(const BatchOptions& o) {
         }
       }
       set_thread_log_context(fmt::format("clip {}/{}", k + 1, count));
+      const double started = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ClipOutcome outcome = run_clip(o, k, counts[k], engines);
       outcome.device = device;
+      outcome.started_seconds = started;
       if (outcome.code == 0)
         log_info("{} -> {}: {} frames in {:.2f} s", o.clips[k].input, o.clips[k].output, outcome.frames,
                  outcome.seconds);
@@ -390,7 +417,6 @@ int run_batch(const BatchOptions& o) {
     }
     --running;
   };
-  const auto start = std::chrono::steady_clock::now();
   // The clips share each device's context; it stays up between them.
   CudaContextHold hold;
   ProgressReporter progress(o.progress, 0, 0);

@@ -11,13 +11,8 @@ namespace fs = std::filesystem;
 
 namespace sp {
 
-bool worth_cutting(const std::string& input, const Warmup& warmup) {
-  try {
-    const InputLength length = probe_input_length(input);
-    return length.seconds > 0 && workers_for_length(length.seconds, warmup_seconds_at(warmup, length.frame_rate)) >= 2;
-  } catch (const std::exception&) {
-    return false;
-  }
+bool worth_cutting(const InputLength& length, const Warmup& warmup) {
+  return length.seconds > 0 && workers_for_length(length.seconds, warmup_seconds_at(warmup, length.frame_rate)) >= 2;
 }
 
 SegmentedClip::SegmentedClip(const LongClipRules& rules, const std::string& input, const std::string& output, int jobs)

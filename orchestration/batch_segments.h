@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "orchestration/auto_jobs.h"
 #include "orchestration/concat.h"
 #include "orchestration/segment_plan.h"
 
@@ -27,10 +28,11 @@ struct LongClipRules {
   Warmup warmup;           // the chain's, before each segment: it takes longer segments
 };
 
-// Whether a clip is long enough to cut: --jobs auto's length rule would give
-// it two workers or more. A clip that cannot be probed is not: it runs whole
-// and reports its error as its single run would.
-bool worth_cutting(const std::string& input, const Warmup& warmup);
+// Whether a clip of this length (probe_input_length) is long enough to cut:
+// --jobs auto's length rule would give it two workers or more. A clip that
+// could not be probed (no length) is not: it runs whole and reports its error
+// as its single run would.
+bool worth_cutting(const InputLength& length, const Warmup& warmup);
 
 struct SegmentedOutcome {
   bool started = false;

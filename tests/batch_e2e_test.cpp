@@ -315,6 +315,41 @@ TEST(BatchE2E, FailFastStartsNothingAfterTheBadInput) {
   EXPECT_EQ(s["totals"]["not_started"], 1);
 }
 
+// With several workers the longest clips start first, whatever their place
+// in the list (a long clip started last keeps one worker busy while the
+// others wait); the stats keep the list's order.
+TEST(BatchE2E, SeveralWorkersStartTheLongestClipsFirst) {
+  TempDir dir;
+  fs::create_directories(dir.file("out"));
+  std::mt19937_64 rng(fresh_seed());
+  std::vector<double> seconds = {0.8, 0.9, 1.0, 1.1, 5.0, 6.0};
+  std::shuffle(seconds.begin(), seconds.end(), rng);
+  std::string args;
+  std::vector<std::string> inputs;
+  for (size_t k = 0; k < seconds.size(); ++k) {
+    std::string name = "clip";
+    name += std::to_string(k);
+    inputs.push_back(make_clip(dir.file(name + ".mp4"), "320x240", seconds[k], false));
+    args += " -i " + shell_quote(inputs.back());
+  }
+  const std::string stats = dir.file("stats.json");
+  const CommandResult r = stylepipe("run " + identity_config() + args + " -o " + shell_quote(dir.file("out/{stem}.mkv")) +
+                                    kRun + " --jobs 2 --stats-json " + stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json s = read_json(stats);
+  ASSERT_EQ(s["inputs"].size(), inputs.size());
+  double longest_started = 0, others_started = 1e9;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const nlohmann::json& e = s["inputs"][k];
+    EXPECT_EQ(e["input"], inputs[k]) << "the stats keep the list's order";
+    EXPECT_EQ(e["frames"], decoded_video_frames(inputs[k])) << inputs[k];
+    const double started = e["started_seconds"].get<double>();
+    if (seconds[k] >= 5) longest_started = std::max(longest_started, started);
+    else others_started = std::min(others_started, started);
+  }
+  EXPECT_LT(longest_started, others_started) << "a shorter clip started before one of the two longest: " << s.dump(2);
+}
+
 TEST(BatchE2E, PatternRefusesCollisionsAndOutputsThatAreInputsBeforeAnyWork) {
   TempDir dir;
   fs::create_directories(dir.file("x"));
