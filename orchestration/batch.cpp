@@ -322,13 +322,17 @@ int run_batch(const BatchOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   // With several workers the longest clips start first, so that none starts
   // last and keeps one worker busy while the others wait: each clip's length
-  // from its container's header (its streams where the header has none).
+  // from its container's header (its streams where the header has none). A
+  // clip that is not a regular file (a FIFO would give its data to the probe)
+  // has none: it starts last, whole.
   std::vector<InputLength> lengths(count);
   std::vector<size_t> order(count);
   std::iota(order.begin(), order.end(), size_t(0));
   if (o.jobs > 1) {
     parallel_for(int(count), [&](int begin, int end) {
       for (int k = begin; k < end; ++k) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(o.clips[size_t(k)].input, ec)) continue;
         try {
           lengths[size_t(k)] = probe_input_length(o.clips[size_t(k)].input);
         } catch (const std::exception&) {
