@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <numeric>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <thread>
@@ -260,6 +260,34 @@ class TaskQueue {
   int looking_ = 0;
 };
 
+std::vector<size_t> in_list_order(size_t count) {
+  std::vector<size_t> order(count);
+  std::iota(order.begin(), order.end(), size_t(0));
+  return order;
+}
+
+// With several workers the longest clips start first, so that none starts
+// last and keeps one worker busy while the others wait: each clip's length
+// (into `lengths`) from its container's header, its streams where the header
+// has none. A clip that is not a regular file (a FIFO would give its data to
+// the probe) or cannot be read has none: it starts last, and its own run
+// reports what is wrong.
+std::vector<size_t> longest_first(const std::vector<BatchClip>& clips, std::vector<InputLength>& lengths) {
+  parallel_for(int(clips.size()), [&](int begin, int end) {
+    for (size_t k = size_t(begin); k < size_t(end); ++k) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(clips[k].input, ec)) continue;
+      try {
+        lengths[k] = probe_input_length(clips[k].input);
+      } catch (const std::exception&) {
+      }
+    }
+  });
+  std::vector<size_t> order = in_list_order(clips.size());
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a].seconds > lengths[b].seconds; });
+  return order;
+}
+
 // After the workers: each cut clip's joined output, or its failure, is its
 // outcome. Stopped, each joins what was finished from its start.
 void finish_segmented_clips(const BatchOptions& o, std::vector<std::unique_ptr<SegmentedClip>>& segmented,
@@ -320,29 +348,8 @@ int run_batch(const BatchOptions& o) {
   const auto cancelled = [&] { return interrupted() || (o.cancel && o.cancel->load()); };
   const bool cut_long_clips = o.long_clips && o.jobs > 1;
   const auto start = std::chrono::steady_clock::now();
-  // With several workers the longest clips start first, so that none starts
-  // last and keeps one worker busy while the others wait: each clip's length
-  // from its container's header (its streams where the header has none). A
-  // clip that is not a regular file (a FIFO would give its data to the probe)
-  // has none: it starts last, whole.
   std::vector<InputLength> lengths(count);
-  std::vector<size_t> order(count);
-  std::iota(order.begin(), order.end(), size_t(0));
-  if (o.jobs > 1) {
-    parallel_for(int(count), [&](int begin, int end) {
-      for (int k = begin; k < end; ++k) {
-        std::error_code ec;
-        if (!std::filesystem::is_regular_file(o.clips[size_t(k)].input, ec)) continue;
-        try {
-          lengths[size_t(k)] = probe_input_length(o.clips[size_t(k)].input);
-        } catch (const std::exception&) {
-          // no length: it starts last, and its own run reports the error
-        }
-      }
-    });
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a].seconds > lengths[b].seconds; });
-  }
-  TaskQueue tasks(order, cut_long_clips);
+  TaskQueue tasks(o.jobs > 1 ? longest_first(o.clips, lengths) : in_list_order(count), cut_long_clips);
   const auto no_new_clips = [&] { return stop_starting.load(); };
 
   // Under `mutex`: a clip failed; with --fail-fast no other clip starts.
