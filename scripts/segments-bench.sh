@@ -20,7 +20,7 @@ tag=${TAG:-$(basename "$config" .yaml)_$codec}
 ext=mp4; [ "$codec" = libx264 ] || ext=mkv
 codec_flags=(--codec "$codec"); [ "$codec" = libx264 ] && codec_flags+=(--preset ultrafast)
 read -r -a extra_flags <<<"${SP_FLAGS:-}"
-codec_flags+=("${extra_flags[@]}")
+run_flags=("${codec_flags[@]}" "${extra_flags[@]}")
 seconds=${CLIP_SECONDS:-60}
 rate=${CLIP_RATE:-60}
 clip="$out/segments_in_${seconds}s.mp4"
@@ -31,11 +31,12 @@ hwaccel=(); nvidia-smi >/dev/null 2>&1 && hwaccel=(-hwaccel cuda)
 elapsed() { local s e; s=$(date +%s.%N); "$@" >"$out/segments_last.log" 2>&1 || { echo "FAILED: $*" >&2; tail -5 "$out/segments_last.log" >&2; status=1; }; e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN{printf "%.3f", b-a}'; }
 report() { awk -v n="$frames" -v t="$2" -v name="$1" 'BEGIN{printf "%-34s %6.2f s  %6.0f fps\n", name, t, n/t}' | tee -a "$out/segments.txt"; }
 
-echo "clip: $clip ($frames frames, 1920x1080, $rate fps); config $config; ${codec_flags[*]}; devices ${DEVICES:-default}" \
+echo "clip: $clip ($frames frames, 1920x1080, $rate fps); config $config; ${run_flags[*]}; devices ${DEVICES:-default}" \
   | tee -a "$out/segments.txt"
 # Whatever runs first on a fresh machine pays for reading the libraries from
 # disk and for CUDA's compute cache (the halftone chain's first configure
-# took 0.9-1.4 s, later ones 0.06 s): a few frames first, untimed.
+# took 0.9-1.4 s, later ones 0.06 s): a few frames first, untimed, as a
+# single run (SP_FLAGS may hold flags that need --jobs).
 "$bin" run "$config" -i "$clip" -o "$out/warm_up.$ext" -y --frames 3 "${codec_flags[@]}" --progress none \
   >/dev/null 2>&1 || true
 rm -f "$out/warm_up.$ext"
@@ -57,12 +58,12 @@ if [ "$codec" = libx264 ] && [ -z "${NO_PEER:-}" ]; then
   rm -f "$out"/segments_ffmpeg_*.mp4
 fi
 [ -n "${SKIP_SINGLE:-}" ] || report "stylepipe single run" \
-  "$(elapsed "$bin" run "$config" -i "$clip" -o "$out/${tag}_single.$ext" -y "${codec_flags[@]}" --progress none \
+  "$(elapsed "$bin" run "$config" -i "$clip" -o "$out/${tag}_single.$ext" -y "${run_flags[@]}" --progress none \
      --stats-json "$out/${tag}_single.json")"
 for jobs in ${JOBS:-1 2 4 8}; do
   result="$out/${tag}_jobs$jobs"
   report "stylepipe --jobs $jobs" \
-    "$(elapsed "$bin" run "$config" -i "$clip" -o "$result.$ext" -y "${codec_flags[@]}" --progress none \
+    "$(elapsed "$bin" run "$config" -i "$clip" -o "$result.$ext" -y "${run_flags[@]}" --progress none \
        --jobs "$jobs" ${DEVICES:+--devices "$DEVICES"} --stats-json "$result.json")"
   python3 - "$result.json" <<'PY' | tee -a "$out/segments.txt"
 import json, sys, collections
