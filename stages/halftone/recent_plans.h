@@ -6,7 +6,9 @@
 // 0.3 s) are made once: workers of one `--jobs` run and the channels of
 // `channels: cmy` configure the same plan at the same moment, the first makes
 // it, the others wait for it. (The CUDA backend makes its spectra on the
-// device in milliseconds, kernel_spectra.cu, and shares nothing.)
+// device in milliseconds and shares them while any stage holds them:
+// shared_kernel_quadrant in kernel_spectra_gpu.h, which frees device memory
+// with its last holder instead of keeping the last few.)
 #include <deque>
 #include <functional>
 #include <future>
