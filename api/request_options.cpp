@@ -105,11 +105,11 @@ std::vector<sp::StageSpec> stage_specs(const sp::Config& config) {
 sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request) {
   sp::AutoJobsHost host;
   host.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  if (request.backend != "cpu" && sp::cuda_device_available()) {
-    const std::vector<int> devices =
-        request.devices.empty() ? std::vector<int>{0} : sp::parse_device_list(request.devices, sp::cuda_device_count());
-    host.gpus = int(std::set<int>(devices.begin(), devices.end()).size());
-  }
+  if (request.backend == "cpu") return host;
+  // A list naming GPUs that are not there is refused, CUDA or not.
+  const std::vector<int> devices =
+      request.devices.empty() ? std::vector<int>{0} : sp::parse_device_list(request.devices, sp::cuda_device_count());
+  if (sp::cuda_device_available()) host.gpus = int(std::set<int>(devices.begin(), devices.end()).size());
   return host;
 }
 

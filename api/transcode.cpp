@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "api/batch_request.h"
@@ -76,20 +77,42 @@ int run_parallel(const TranscodeRequest& a) {
   refuse_single_stream_flags(a, "--jobs");
   sp::ParallelRunOptions o;
   o.jobs = a.jobs;
-  if (!a.devices.empty()) {
-    if (a.backend == "cpu") throw Error(sp::ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
-    o.devices = sp::parse_device_list(a.devices, sp::cuda_device_count());
-  }
+  if (!a.devices.empty() && a.backend == "cpu")
+    throw Error(sp::ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
   o.worker_processes = a.worker_processes;
-  const bool cuda = a.backend != "cpu" && sp::cuda_device_available();
-  // A worker process sees only its own GPU: with no --devices, this process's first.
-  if (cuda && o.devices.empty() && o.worker_processes) o.devices = {0};
-  // Worker threads share their device's context: each device's starts while the input is planned.
-  std::future<void> context;
-  if (cuda && sp::workers_as_threads(o))
-    context = std::async(std::launch::async, sp::start_cuda_contexts, sp::worker_devices(o));
+  // The driver's start (0.2 s a visible GPU) and, for worker threads, each
+  // device's context, while the input is planned.
+  std::promise<std::optional<std::vector<int>>> devices_known;  // nullopt: no CUDA
+  std::future<std::optional<std::vector<int>>> devices = devices_known.get_future();
+  const std::future<void> contexts =
+      std::async(std::launch::async, [&a, &devices_known, caller_device = sp::current_cuda_device()] {
+        std::vector<int> list;
+        try {
+          if (!a.devices.empty()) list = sp::parse_device_list(a.devices, sp::cuda_device_count());
+          if (a.backend == "cpu" || !sp::cuda_device_available()) {
+            devices_known.set_value(std::nullopt);
+            return;
+          }
+          // A worker process sees only its own GPU: with no --devices, this process's first.
+          if (list.empty() && a.worker_processes) list = {0};
+        } catch (...) {
+          devices_known.set_exception(std::current_exception());
+          return;
+        }
+        devices_known.set_value(list);
+        // Worker threads share their device's context.
+        if (!a.worker_processes) sp::start_cuda_contexts(list.empty() ? std::vector<int>{caller_device} : list);
+      });
   const auto planning = std::chrono::steady_clock::now();
-  sp::Manifest m = sp::make_plan(detail::plan_request(a, a.jobs));
+  sp::Manifest m = [&] {
+    try {
+      return sp::make_plan(detail::plan_request(a, a.jobs));
+    } catch (...) {
+      (void)devices.get();  // a wrong --devices is said first, as the input's errors would be without it
+      throw;
+    }
+  }();
+  if (const auto listed = devices.get()) o.devices = *listed;  // refused before the plan is saved
   sp::save_plan(m);
   o.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
   log_info("{} segments ({} warm-up frames each) in {}, {} at a time", m.segments.size(), m.warmup_frames, m.workdir,
@@ -103,7 +126,7 @@ int run_parallel(const TranscodeRequest& a) {
   o.keep_segments = a.keep_segments;
   // The workers join the context still starting: opening their inputs overlaps with it.
   const int code = sp::run_parallel(m, o);
-  if (context.valid()) context.wait();  // a failure to start was the workers' to report
+  contexts.wait();  // a failure to start was the workers' to report
   return code;
 }
 
@@ -129,11 +152,22 @@ int run_single(const TranscodeRequest& a) {
 // the chain's warm-up (sp::choose_jobs); one worker is a single run.
 int run_with_auto_jobs(TranscodeRequest a) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
-  sp::AutoJobsHost host = detail::auto_jobs_host(a);
+  // The GPUs are counted (the driver's start) while the input is probed.
+  std::future<sp::AutoJobsHost> host_known = std::async(std::launch::async, [&a] { return detail::auto_jobs_host(a); });
   const bool one_stream = detail::reads_one_stream(a);
   sp::AutoJobs choice{1, "1 worker: the input is read as one stream (a pipe, a device, --frames, --start or --duration)"};
-  if (!one_stream) {
-    const sp::InputLength length = sp::probe_input_length(a.input);
+  const std::optional<sp::InputLength> probed = [&]() -> std::optional<sp::InputLength> {
+    if (one_stream) return std::nullopt;
+    try {
+      return sp::probe_input_length(a.input);
+    } catch (...) {
+      (void)host_known.get();  // a wrong --devices is said first
+      throw;
+    }
+  }();
+  sp::AutoJobsHost host = host_known.get();
+  if (probed) {
+    const sp::InputLength& length = *probed;
     host.input_seconds = length.seconds;
     host.warmup_seconds = sp::warmup_seconds_at(sp::chain_warmup(config), length.frame_rate);
     choice = sp::choose_jobs(host);

@@ -79,6 +79,7 @@ for seg in s["segments"]:
     d[1] = max(d[1], st.get("pool", {}).get("high_water_bytes", 0))
 starts = sorted(seg["stats"].get("first_frame_seconds", -1) for seg in s["segments"] if seg.get("stats"))
 phases = s.get("phases_seconds", {})
+print(f"    by its own clock (--stats-json, the issue's measure): {s['fps']:.0f} fps in {s['wall_seconds']:.2f} s")
 print(f"    {len(s['segments'])} segments; phases: plan {phases.get('plan', 0):.2f} s, workers {phases.get('workers', 0):.2f} s, concat {phases.get('concat', 0):.2f} s; "
       f"worker start -> first frame: median {starts[len(starts) // 2]:.2f} s, max {starts[-1]:.2f} s")
 print("    " + "; ".join(f"device {k}: {v[0]} frames ({v[0] / s['wall_seconds']:.0f} fps), pool high-water {v[1] / 2**20:.0f} MiB per worker"

@@ -165,10 +165,14 @@ TEST(SegmentsGpu, ADeviceListStartsOnlyTheGpusItNames) {
 TEST(SegmentsGpu, ADeviceThatDoesNotExistIsAUsageError) {
   const int present = cuda_device_count();
   TempDir dir;
-  const CommandResult r = stylepipe("run " + source_dir() + "/configs/example.yaml -i " + dir.file("x.mp4") + " -o " +
-                                    dir.file("y.mkv") + " --jobs 2 --devices " + std::to_string(present));
-  EXPECT_EQ(r.exit_code, 64) << r.output;
-  EXPECT_NE(r.output.find("GPU " + std::to_string(present) + " does not exist"), std::string::npos) << r.output;
+  // The input does not exist either: the GPUs are counted while it is read,
+  // and the wrong argument is still the error said.
+  for (const char* jobs : {"2", "auto"}) {
+    const CommandResult r = stylepipe("run " + source_dir() + "/configs/example.yaml -i " + dir.file("x.mp4") + " -o " +
+                                      dir.file("y.mkv") + " --jobs " + jobs + " --devices " + std::to_string(present));
+    EXPECT_EQ(r.exit_code, 64) << jobs << ": " << r.output;
+    EXPECT_NE(r.output.find("GPU " + std::to_string(present) + " does not exist"), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace
