@@ -94,9 +94,6 @@ void Transcoder::build_engine(Size input, PixelFormat format, ColorSpec color) {
   formats_.input_color = color;
   engine_ = options_.engine_cache ? options_.engine_cache->take(backend_) : nullptr;
   const char* chain = !engine_ ? "built" : engine_->chain().input_size() == input ? "kept" : "kept, configured";
-  if (!engine_ && backend_ == Backend::cuda && (engine_ = take_early_engine()))
-    chain = engine_->chain().input_size() == input ? "built while the first frame was decoded"
-                                                   : "built early, configured again (another size came)";
   if (stats_.stage_chain.empty()) stats_.stage_chain = chain;
   if (!engine_) engine_ = make_engine(stages);
   engine_cacheable_ = true;
@@ -363,14 +360,12 @@ int Transcoder::run(MediaReader& reader) {
     }
   }
   reserve_live_stats(reader);
-  start_early_engine(reader);
   one_thread_ = options_.low_latency && options_.overflow == OverflowPolicy::block;
   std::promise<void> writes_done;
   std::thread device_teardown;
   // The reader and the stages are done: what the GPU holds can start to go.
   auto stages_done = [&] {
     try {
-      take_early_engine();  // no frame came to take it: it goes before the device does
       retire_engine();
       device_teardown = start_device_teardown(reader, writes_done.get_future().share());
     } catch (...) {

@@ -69,7 +69,7 @@ class Transcoder {
       : options_(o),
         stats_(stats),
         pool_(o.engine_cache ? o.engine_cache->pool() : own_pool_),
-        device_(device.share()),
+        device_(std::move(device)),
         device_work_(std::move(device_work)),
         read_queue_(startup_read_ahead(o, reader), o.overflow),
         write_queue_(o.effective_queue_depth()) {}
@@ -91,8 +91,6 @@ class Transcoder {
   static size_t startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader);
   bool device_ready() const;
   void resolve_backend();
-  void start_early_engine(const MediaReader& reader);
-  std::unique_ptr<FrameEngine> take_early_engine();
   void end_bridge_when_due();
   void start_video(const DecodedFrame& frame, MediaReader& reader);
   void build_engine(Size input, PixelFormat format, ColorSpec color);
@@ -114,8 +112,7 @@ class Transcoder {
   BufferPool own_pool_;
   BufferPool& pool_;  // the engine cache's, where the run has one
   const PoolStats pool_at_start_ = pool_.stats();
-  std::shared_future<Choice> device_;  // the backend, once the device has started
-  bool backend_resolved_ = false;
+  std::future<Choice> device_;  // the backend, once the device has started
   std::shared_future<void> device_work_;
   // The GPU of the thread that made the run; its own threads take it too.
   const int cuda_device_ = current_cuda_device();
@@ -143,10 +140,6 @@ class Transcoder {
   std::unique_ptr<ProgressReporter> progress_;
   std::mutex stats_mutex_;
   AVRational time_base_{1, 1};
-  // The CUDA engine made and configured for the stream's announced size
-  // while its first frame is decoded (start_early_engine). Last: it is
-  // joined before the pool its buffers came from goes.
-  std::future<std::unique_ptr<FrameEngine>> early_engine_;
 };
 
 }  // namespace sp::detail

@@ -28,56 +28,12 @@ bool Transcoder::device_ready() const {
 }
 
 void Transcoder::resolve_backend() {
-  if (!device_.valid() || backend_resolved_) return;
-  backend_resolved_ = true;
+  if (!device_.valid()) return;
   stats_.backend = device_.get();
   backend_ = stats_.backend.name == "cuda" ? Backend::cuda : Backend::cpu;
   if (backend_ == Backend::cuda) {
     stats_.cuda_device = current_cuda_device();
     stats_.cuda_device_pci_bus_id = cuda_device_pci_bus_id(stats_.cuda_device);
-  }
-}
-
-// A chain's configuring (FFT plans, buffers: 0.1 s for halftone on one GPU,
-// 0.2-0.5 s with four GPUs in the process) waited for the first decoded
-// frame, which waits for an NVDEC session (made one at a time for the whole
-// host). The stream's header announces the size: the CUDA engine is made
-// for it meanwhile, and the first frame only fits its formats (the chain is
-// configured again only if the size was not the announced one). Not for a
-// batch's kept chains, nor live input, which makes its engine before reading.
-void Transcoder::start_early_engine(const MediaReader& reader) {
-  const VideoStreamInfo& video = reader.video();
-  if (options_.engine_cache || options_.low_latency || options_.backend == "cpu" || !device_.valid() ||
-      video.size.width <= 0 || video.size.height <= 0)
-    return;
-  EngineFormats announced;
-  announced.input_size = video.size;
-  announced.input_format = reader.hardware_decoder_attached() ? PixelFormat::nv12 : video.format;
-  announced.input_color = video.color;
-  announced.output_format = PixelFormat::yuv420p;
-  early_engine_ = std::async(std::launch::async, [this, announced, log_context = thread_log_context()] {
-    set_thread_log_context(log_context);
-    name_this_thread("sp-early-engine");
-    std::unique_ptr<FrameEngine> engine;
-    if (device_.get().name != "cuda") return engine;
-    use_cuda_device(cuda_device_);
-    engine = make_cuda_engine(options_.stages, pool_, options_.effective_frames_in_flight(), options_.low_latency);
-    engine->configure(announced);
-    log_debug("stages configured for the announced {}x{} while the first frame is decoded", announced.input_size.width,
-              announced.input_size.height);
-    return engine;
-  });
-}
-
-// The early engine, once; null where there is none or it failed (the usual
-// path then meets the same failure and reports it).
-std::unique_ptr<FrameEngine> Transcoder::take_early_engine() {
-  if (!early_engine_.valid()) return nullptr;
-  try {
-    return early_engine_.get();
-  } catch (const std::exception& e) {
-    log_debug("the early engine failed ({}): configuring at the first frame", e.what());
-    return nullptr;
   }
 }
 

@@ -345,29 +345,5 @@ TEST(TranscodeE2E, CudaRunEqualsCpuRunIncludingStartUpFrames) {
   std::printf("frames through the CPU while the GPU started: %s\n", json.substr(at + 20, 6).c_str());
 }
 
-// The CUDA engine is made for the size the stream's header announces while
-// the first frame decodes (NVDEC: NV12 on the device; software: planar in
-// host memory), then fitted to that frame: the pictures are the CPU run's.
-TEST(TranscodeE2E, CudaEngineMadeWhileTheFirstFrameDecodesGivesTheCpuRunsPictures) {
-  SP_REQUIRE_CUDA();
-  TempDir dir;
-  const std::string in = make_clip(dir, "in.mp4", "480x272", 2.0);
-  const std::string config = source_dir() + "/configs/example.yaml";
-  const std::string cpu = dir.file("cpu.mkv");
-  ASSERT_EQ(stylepipe("run " + config + " -i " + in + " -o " + cpu + " --codec ffv1 --backend cpu").exit_code, 0);
-  for (const char* hwdec : {"nvdec", "none"}) {
-    const std::string gpu = dir.file(std::string("gpu_") + hwdec + ".mkv"), stats = dir.file(std::string(hwdec) + ".json");
-    const CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + gpu + " --codec ffv1 --backend cuda --hwdec " +
-                                      hwdec + " --encoder software --log-level debug --stats-json " + stats);
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("stages configured for the announced 480x272 while the first frame is decoded"),
-              std::string::npos) << r.output;
-    std::ifstream s(stats);
-    const auto json = nlohmann::json::parse(s);
-    EXPECT_EQ(json["stage_chain"], "built while the first frame was decoded") << hwdec;
-    EXPECT_EQ(video_md5s(gpu), video_md5s(cpu)) << hwdec;
-  }
-}
-
 }  // namespace
 }  // namespace sp::test
