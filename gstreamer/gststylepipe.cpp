@@ -29,11 +29,8 @@
 #include <optional>
 #include <string>
 
-#include "gstreamer/cuda_memory.h"
-#include "gstreamer/engine.h"
-#include "gstreamer/latency.h"
+#include "gstreamer/gststylepipe_private.h"
 #include "gstreamer/pinned_allocator.h"
-#include "gstreamer/video_formats.h"
 #include "stylepipe/errors.h"
 #include "stylepipe/session.h"
 
@@ -51,17 +48,8 @@ enum {
   PROP_STATS,
 };
 
-constexpr int kDefaultDeviceId = -1;
-
-// The formats each side takes, in order of preference: RGBA goes straight
-// into the chain; NV12 and I420 (decoders' output) are converted by the chain
-// where they are; BGRx (ximagesrc) costs a host copy.
-constexpr const char* kSystemSinkFormats[] = {"RGBA", "NV12", "I420", "BGRx"};
-constexpr const char* kCudaSinkFormats[] = {"RGBA", "NV12", "I420"};
-#define STYLEPIPE_SYSTEM_SINK_CAPS GST_VIDEO_CAPS_MAKE("{ RGBA, NV12, I420, BGRx }")
-#define STYLEPIPE_CUDA_SINK_CAPS GST_VIDEO_CAPS_MAKE_WITH_FEATURES("memory:CUDAMemory", "{ RGBA, NV12, I420 }")
-#define STYLEPIPE_SYSTEM_SRC_CAPS GST_VIDEO_CAPS_MAKE("RGBA")
-#define STYLEPIPE_CUDA_SRC_CAPS GST_VIDEO_CAPS_MAKE_WITH_FEATURES("memory:CUDAMemory", "RGBA")
+using spgst::element::kDefaultDeviceId;
+using spgst::element::Private;
 
 // CUDA memory first where the build has it, then system memory.
 GstPadTemplate* pad_template(const char* name, GstPadDirection direction, const char* cuda_caps,
@@ -74,47 +62,14 @@ GstPadTemplate* pad_template(const char* name, GstPadDirection direction, const 
   return templ;
 }
 
-bool has_cuda_feature(GstCaps* caps, guint index = 0) {
-  GstCapsFeatures* features = gst_caps_get_features(caps, index);
-  return features && gst_caps_features_contains(features, spgst::kCudaMemoryFeature);
-}
-
-// What the instance holds besides GObject's fields (C++ members).
-struct Private {
-  // Properties: read under the object lock, applied at NULL -> READY.
-  std::string config_path, pipeline_text;
-  spgst::BackendChoice backend = spgst::BackendChoice::automatic;
-  int cuda_device_id = kDefaultDeviceId;
-
-  // Made at NULL -> READY, dropped at READY -> NULL. Caps and context
-  // queries come from any thread: they take a reference under the mutex.
-  std::mutex engine_mutex;
-  std::shared_ptr<spgst::Engine> engine;
-  std::shared_ptr<spgst::CudaMemory> cuda;  // the CUDA backend with CUDA memory support
-  GstAllocator* pinned = nullptr;           // the CUDA backend: page-locked system memory
-  bool warned_fallback = false, warned_cuda_memory = false, warned_foreign = false;
-  int neighbours_device = -1;  // the device of a CUDA context handed in before READY
-
-  // The negotiated caps (streaming thread).
-  GstVideoInfo in_info{}, out_info{};
-  spgst::Layout layout = spgst::Layout::rgba;
-  stylepipe::YuvImage yuv;  // for Layout::yuv: format and colour (planes set per frame)
-  bool cuda_caps = false;        // memory:CUDAMemory on both pads
-  uint64_t staged_cuda_frames = 0;  // CUDA memory of another context, staged through host memory
-  spgst::LatencySamples latency;     // sink pad to src pad, since READY
-};
-
 }  // namespace
-
-struct _GstStylepipe {
-  GstBaseTransform parent;
-  Private* priv;
-};
 
 #define gst_stylepipe_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE(GstStylepipe, gst_stylepipe, GST_TYPE_BASE_TRANSFORM,
                         GST_DEBUG_CATEGORY_INIT(gst_stylepipe_debug, "stylepipe", 0, "stylepipe video stylization"));
 GST_ELEMENT_REGISTER_DEFINE(stylepipe, "stylepipe", GST_RANK_NONE, GST_TYPE_STYLEPIPE);
+
+GstBaseTransformClass* spgst::element::base_transform_class() { return GST_BASE_TRANSFORM_CLASS(parent_class); }
 
 #define GST_TYPE_STYLEPIPE_BACKEND (gst_stylepipe_backend_get_type())
 static GType gst_stylepipe_backend_get_type() {
@@ -131,21 +86,9 @@ static GType gst_stylepipe_backend_get_type() {
 
 namespace {
 
-std::shared_ptr<spgst::Engine> engine_of(GstStylepipe* self) {
-  std::lock_guard lock(self->priv->engine_mutex);
-  return self->priv->engine;
-}
-
-std::shared_ptr<spgst::CudaMemory> cuda_of(GstStylepipe* self) {
-  std::lock_guard lock(self->priv->engine_mutex);
-  return self->priv->cuda;
-}
-
-// A new reference to the pinned allocator, or null (the CPU backend, or not READY).
-GstAllocator* pinned_of(GstStylepipe* self) {
-  std::lock_guard lock(self->priv->engine_mutex);
-  return self->priv->pinned ? GST_ALLOCATOR(gst_object_ref(self->priv->pinned)) : nullptr;
-}
+using spgst::element::cuda_of;
+using spgst::element::engine_of;
+using spgst::element::has_cuda_feature;
 
 // A stylepipe error as an element error: config problems are SETTINGS (the
 // text is every problem as `file:line:col: error: message`), unreadable files
@@ -264,265 +207,7 @@ std::optional<double> stream_seconds(GstBaseTransform* trans, GstBuffer* buffer)
   return double(stream_time) / double(GST_SECOND);
 }
 
-// The other side's size for one caps structure: exact where `width` and
-// `height` are fixed and the chain takes them (sink -> src), any size
-// otherwise. False where the chain refuses the size.
-bool map_size(GstStylepipe* self, GstPadDirection direction, GstStructure* s) {
-  int width = 0, height = 0;
-  std::shared_ptr<spgst::Engine> engine = engine_of(self);
-  if (direction == GST_PAD_SINK && engine && gst_structure_get_int(s, "width", &width) &&
-      gst_structure_get_int(s, "height", &height)) {
-    try {
-      const stylepipe::Size out = engine->output_size({width, height});
-      gst_structure_set(s, "width", G_TYPE_INT, out.width, "height", G_TYPE_INT, out.height, nullptr);
-      return true;
-    } catch (const std::exception& e) {
-      GST_WARNING_OBJECT(self, "the chain takes no %dx%d input: %s", width, height, e.what());
-      return false;
-    }
-  }
-  gst_structure_set(s, "width", GST_TYPE_INT_RANGE, 1, G_MAXINT, "height", GST_TYPE_INT_RANGE, 1, G_MAXINT, nullptr);
-  return true;
-}
-
 }  // namespace
-
-static GstCaps* gst_stylepipe_transform_caps(GstBaseTransform* trans, GstPadDirection direction, GstCaps* caps,
-                                             GstCaps* filter) {
-  GstStylepipe* self = GST_STYLEPIPE(trans);
-  // CUDA memory only where the chain runs on CUDA with CUDA memory support
-  // (before READY, what the templates say).
-  const bool opened = engine_of(self) != nullptr;
-  const bool cuda_memory = !opened || cuda_of(self) != nullptr;
-  GstCaps* result = gst_caps_new_empty();
-  for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
-    const bool cuda_structure = has_cuda_feature(caps, i);
-    if (cuda_structure && !cuda_memory) continue;
-    GstStructure* s = gst_structure_copy(gst_caps_get_structure(caps, i));
-    GstCapsFeatures* features = gst_caps_features_copy(gst_caps_get_features(caps, i));
-    if (direction == GST_PAD_SINK) {
-      gst_structure_set(s, "format", G_TYPE_STRING, "RGBA", nullptr);
-    } else if (cuda_structure) {
-      spgst::set_format_list(s, kCudaSinkFormats, G_N_ELEMENTS(kCudaSinkFormats));
-    } else {
-      spgst::set_format_list(s, kSystemSinkFormats, G_N_ELEMENTS(kSystemSinkFormats));
-    }
-    gst_structure_remove_fields(s, "colorimetry", "chroma-site", nullptr);
-    if (!map_size(self, direction, s)) {
-      gst_structure_free(s);
-      gst_caps_features_free(features);
-      continue;
-    }
-    result = gst_caps_merge_structure_full(result, s, features);
-  }
-  if (filter) {
-    GstCaps* filtered = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref(result);
-    result = filtered;
-  }
-  GST_DEBUG_OBJECT(self, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, direction == GST_PAD_SINK ? "sink" : "src",
-                   caps, result);
-  return result;
-}
-
-static GstCaps* gst_stylepipe_fixate_caps(GstBaseTransform* trans, GstPadDirection direction, GstCaps* caps,
-                                          GstCaps* othercaps) {
-  GstStylepipe* self = GST_STYLEPIPE(trans);
-  othercaps = gst_caps_truncate(othercaps);
-  othercaps = gst_caps_make_writable(othercaps);
-  GstStructure* out = gst_caps_get_structure(othercaps, 0);
-  const GstStructure* in = gst_caps_get_structure(caps, 0);
-  int width = 0, height = 0;
-  std::shared_ptr<spgst::Engine> engine = engine_of(self);
-  if (direction == GST_PAD_SINK && engine && gst_structure_get_int(in, "width", &width) &&
-      gst_structure_get_int(in, "height", &height)) {
-    try {
-      const stylepipe::Size size = engine->output_size({width, height});
-      gst_structure_fixate_field_nearest_int(out, "width", size.width);
-      gst_structure_fixate_field_nearest_int(out, "height", size.height);
-    } catch (const std::exception& e) {
-      GST_WARNING_OBJECT(self, "the chain takes no %dx%d input: %s", width, height, e.what());
-    }
-  }
-  int num = 0, den = 0;
-  if (gst_structure_get_fraction(in, "framerate", &num, &den))
-    gst_structure_fixate_field_nearest_fraction(out, "framerate", num, den);
-  if (gst_structure_get_fraction(in, "pixel-aspect-ratio", &num, &den) && gst_structure_has_field(out, "pixel-aspect-ratio"))
-    gst_structure_fixate_field_nearest_fraction(out, "pixel-aspect-ratio", num, den);
-  othercaps = gst_caps_fixate(othercaps);
-  GST_DEBUG_OBJECT(self, "fixated to %" GST_PTR_FORMAT, othercaps);
-  return othercaps;
-}
-
-static gboolean gst_stylepipe_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* outcaps) {
-  GstStylepipe* self = GST_STYLEPIPE(trans);
-  Private& p = *self->priv;
-  GstVideoInfo in, out;
-  if (!gst_video_info_from_caps(&in, incaps) || !gst_video_info_from_caps(&out, outcaps)) {
-    GST_WARNING_OBJECT(self, "caps that are not raw video: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, incaps, outcaps);
-    return FALSE;
-  }
-  std::shared_ptr<spgst::Engine> engine = engine_of(self);
-  if (!engine) return FALSE;
-  try {
-    const stylepipe::Size expected = engine->output_size({GST_VIDEO_INFO_WIDTH(&in), GST_VIDEO_INFO_HEIGHT(&in)});
-    if (expected.width != GST_VIDEO_INFO_WIDTH(&out) || expected.height != GST_VIDEO_INFO_HEIGHT(&out)) {
-      GST_WARNING_OBJECT(self, "the chain makes %dx%d of %dx%d, not %dx%d", expected.width, expected.height,
-                         GST_VIDEO_INFO_WIDTH(&in), GST_VIDEO_INFO_HEIGHT(&in), GST_VIDEO_INFO_WIDTH(&out),
-                         GST_VIDEO_INFO_HEIGHT(&out));
-      return FALSE;
-    }
-  } catch (const std::exception& e) {
-    GST_WARNING_OBJECT(self, "the chain takes no %dx%d input: %s", GST_VIDEO_INFO_WIDTH(&in),
-                       GST_VIDEO_INFO_HEIGHT(&in), e.what());
-    return FALSE;
-  }
-  if (GST_VIDEO_INFO_FORMAT(&out) != GST_VIDEO_FORMAT_RGBA) return FALSE;
-  const bool cuda_caps = has_cuda_feature(incaps);
-  if (cuda_caps != has_cuda_feature(outcaps) || (cuda_caps && !cuda_of(self))) {
-    GST_WARNING_OBJECT(self, "CUDA memory on one side only, or without CUDA memory support");
-    return FALSE;
-  }
-  std::string yuv_note;
-  switch (GST_VIDEO_INFO_FORMAT(&in)) {
-    case GST_VIDEO_FORMAT_RGBA:
-      p.layout = spgst::Layout::rgba;
-      break;
-    case GST_VIDEO_FORMAT_BGRx:
-      if (cuda_caps) return FALSE;
-      p.layout = spgst::Layout::bgrx;
-      break;
-    case GST_VIDEO_FORMAT_NV12:
-    case GST_VIDEO_FORMAT_I420: {
-      std::string why;
-      if (!spgst::yuv_of(in, &p.yuv, &why)) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("stylepipe: %s", why.c_str()), ("caps %" GST_PTR_FORMAT, incaps));
-        return FALSE;
-      }
-      p.layout = spgst::Layout::yuv;
-      yuv_note = spgst::describe_colour(p.yuv);
-      break;
-    }
-    default:
-      return FALSE;
-  }
-  p.in_info = in;
-  p.out_info = out;
-  GST_OBJECT_LOCK(self);
-  p.cuda_caps = cuda_caps;
-  GST_OBJECT_UNLOCK(self);
-  GST_INFO_OBJECT(self, "%s%s %dx%d -> RGBA %dx%d on %s, %s", gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&in)),
-                  yuv_note.c_str(), GST_VIDEO_INFO_WIDTH(&in), GST_VIDEO_INFO_HEIGHT(&in), GST_VIDEO_INFO_WIDTH(&out),
-                  GST_VIDEO_INFO_HEIGHT(&out), engine->device_name().c_str(),
-                  cuda_caps ? "CUDA memory in place" : "system memory");
-  return TRUE;
-}
-
-static gboolean gst_stylepipe_get_unit_size(GstBaseTransform*, GstCaps* caps, gsize* size) {
-  GstVideoInfo info;
-  if (!gst_video_info_from_caps(&info, caps)) return FALSE;
-  *size = GST_VIDEO_INFO_SIZE(&info);
-  return TRUE;
-}
-
-// Upstream may give padded rows (GstVideoMeta): a video pool where it has none.
-static gboolean gst_stylepipe_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query, GstQuery* query) {
-  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->propose_allocation(trans, decide_query, query)) return FALSE;
-  if (decide_query == nullptr) return TRUE;  // passthrough: never, but that is the base class's contract
-  GstCaps* caps = nullptr;
-  gst_query_parse_allocation(query, &caps, nullptr);
-  GstVideoInfo info;
-  if (caps == nullptr || !gst_video_info_from_caps(&info, caps)) return FALSE;
-  if (has_cuda_feature(caps)) {
-    // Upstream (a decoder) writes its frames straight into buffers of the chain's context.
-    std::shared_ptr<spgst::CudaMemory> cuda = cuda_of(GST_STYLEPIPE(trans));
-    return cuda && cuda->propose_pool(query, caps);
-  }
-  gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-  // On CUDA, upstream writes into pinned memory, which the GPU reads by DMA.
-  GstAllocator* pinned = pinned_of(GST_STYLEPIPE(trans));
-  GstAllocationParams params;
-  gst_allocation_params_init(&params);
-  if (pinned) gst_query_add_allocation_param(query, pinned, &params);
-  if (pinned || gst_query_get_n_allocation_pools(query) == 0) {
-    GstBufferPool* pool = gst_video_buffer_pool_new();
-    GstStructure* config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_set_params(config, caps, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
-    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (pinned) gst_buffer_pool_config_set_allocator(config, pinned, &params);
-    const bool configured = gst_buffer_pool_set_config(pool, config);
-    if (configured) gst_query_add_allocation_pool(query, pool, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
-    gst_object_unref(pool);
-    if (!configured) {
-      if (pinned) gst_object_unref(pinned);
-      return FALSE;
-    }
-  }
-  if (pinned) gst_object_unref(pinned);
-  return TRUE;
-}
-
-// The output buffers: downstream's pool, else a video pool of our own.
-static gboolean gst_stylepipe_decide_allocation(GstBaseTransform* trans, GstQuery* query) {
-  GstCaps* outcaps = nullptr;
-  gst_query_parse_allocation(query, &outcaps, nullptr);
-  GstVideoInfo info;
-  if (outcaps == nullptr || !gst_video_info_from_caps(&info, outcaps)) return FALSE;
-  if (has_cuda_feature(outcaps)) {
-    std::shared_ptr<spgst::CudaMemory> cuda = cuda_of(GST_STYLEPIPE(trans));
-    if (!cuda || !cuda->decide_pool(query, outcaps)) return FALSE;
-    return GST_BASE_TRANSFORM_CLASS(parent_class)->decide_allocation(trans, query);
-  }
-
-  GstAllocator* allocator = nullptr;
-  GstAllocationParams params;
-  const bool have_params = gst_query_get_n_allocation_params(query) > 0;
-  if (have_params)
-    gst_query_parse_nth_allocation_param(query, 0, &allocator, &params);
-  else
-    gst_allocation_params_init(&params);
-
-  GstBufferPool* pool = nullptr;
-  guint size = guint(GST_VIDEO_INFO_SIZE(&info)), min = 0, max = 0;
-  const bool have_pool = gst_query_get_n_allocation_pools(query) > 0;
-  if (have_pool) {
-    gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
-    size = MAX(size, guint(GST_VIDEO_INFO_SIZE(&info)));
-  }
-  if (pool == nullptr) {
-    // Our own pool: on CUDA, of pinned memory, which the GPU writes by DMA
-    // (unless downstream asked for an allocator of its own).
-    pool = gst_video_buffer_pool_new();
-    if (allocator == nullptr) allocator = pinned_of(GST_STYLEPIPE(trans));
-  }
-  GstStructure* config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_set_params(config, outcaps, size, min, max);
-  gst_buffer_pool_config_set_allocator(config, allocator, &params);
-  if (gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr))
-    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  if (!gst_buffer_pool_set_config(pool, config)) {
-    // A pool that wants its own terms: take them where they still fit the frames.
-    config = gst_buffer_pool_get_config(pool);
-    if (!gst_buffer_pool_config_validate_params(config, outcaps, size, min, max) ||
-        !gst_buffer_pool_set_config(pool, config)) {
-      GST_WARNING_OBJECT(trans, "the output pool refuses its configuration");
-      gst_object_unref(pool);
-      if (allocator) gst_object_unref(allocator);
-      return FALSE;
-    }
-  }
-  if (have_params)
-    gst_query_set_nth_allocation_param(query, 0, allocator, &params);
-  else
-    gst_query_add_allocation_param(query, allocator, &params);
-  if (allocator) gst_object_unref(allocator);
-  if (have_pool)
-    gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
-  else
-    gst_query_add_allocation_pool(query, pool, size, min, max);
-  gst_object_unref(pool);
-  return GST_BASE_TRANSFORM_CLASS(parent_class)->decide_allocation(trans, query);
-}
 
 static GstFlowReturn gst_stylepipe_transform(GstBaseTransform* trans, GstBuffer* inbuf, GstBuffer* outbuf) {
   GstStylepipe* self = GST_STYLEPIPE(trans);
@@ -841,12 +526,12 @@ static void gst_stylepipe_class_init(GstStylepipeClass* klass) {
   element_class->set_context = gst_stylepipe_set_context;
 
   trans_class->passthrough_on_same_caps = FALSE;
-  trans_class->transform_caps = gst_stylepipe_transform_caps;
-  trans_class->fixate_caps = gst_stylepipe_fixate_caps;
-  trans_class->set_caps = gst_stylepipe_set_caps;
-  trans_class->get_unit_size = gst_stylepipe_get_unit_size;
-  trans_class->propose_allocation = gst_stylepipe_propose_allocation;
-  trans_class->decide_allocation = gst_stylepipe_decide_allocation;
+  trans_class->transform_caps = spgst::element::transform_caps;
+  trans_class->fixate_caps = spgst::element::fixate_caps;
+  trans_class->set_caps = spgst::element::set_caps;
+  trans_class->get_unit_size = spgst::element::get_unit_size;
+  trans_class->propose_allocation = spgst::element::propose_allocation;
+  trans_class->decide_allocation = spgst::element::decide_allocation;
   trans_class->transform = gst_stylepipe_transform;
   trans_class->sink_event = gst_stylepipe_sink_event;
   trans_class->query = gst_stylepipe_query;
