@@ -3,7 +3,10 @@
 // input component, points_out per channel, and CUDA against the CPU.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <fstream>
 #include <random>
 
@@ -132,6 +135,50 @@ TEST(HalftoneColourCuda, PlacementRenderAndIterationsMatchCpu) {
     const test::ImageDiff d = test::compare(a, b);
     std::printf("colour, %d iterations: CUDA vs CPU image mean abs %.4f\n", iterations, d.mean_abs);
     EXPECT_LE(d.mean_abs, iterations == 0 ? 0.05 : 0.5);
+  }
+}
+
+// The three dot sets run side by side on streams of their own: over frames
+// (warm ones included) the merged picture must be, byte for byte, the merge
+// of each channel run alone as a mono stage on one stream. Direct repulsion
+// and no shake: a mono run repeats to the bit (checked first, as the control).
+TEST(HalftoneColourCuda, ChannelsSideBySideEqualEachChannelRunAlone) {
+  SP_REQUIRE_CUDA();
+  std::mt19937_64 rng(test::fresh_seed() + 5);
+  std::vector<HostImage> frames;
+  for (int f = 0; f < 4; ++f) frames.push_back(test::synthetic_photo(120, 88, rng));
+  for (const char* mode : {"cmy", "rgb"}) {
+    Params p = direct_params(3);
+    p.set("channels", std::string(mode));
+    p.set("dots_per_pixel", 0.5);
+    const HalftoneSettings settings = parse_halftone_params(p);
+    ColourHalftoneStage colour(settings);
+    StageRunner colour_runner(colour, 120, 88, Backend::cuda);
+    std::vector<std::unique_ptr<HalftoneStage>> alone, again;
+    std::vector<std::unique_ptr<StageRunner>> alone_runners, again_runners;
+    for (int c = 0; c < 3; ++c) {
+      alone.push_back(std::make_unique<HalftoneStage>(channel_settings(settings, c)));
+      alone_runners.push_back(std::make_unique<StageRunner>(*alone.back(), 120, 88, Backend::cuda));
+    }
+    again.push_back(std::make_unique<HalftoneStage>(channel_settings(settings, 0)));
+    again_runners.push_back(std::make_unique<StageRunner>(*again.back(), 120, 88, Backend::cuda));
+    for (size_t f = 0; f < frames.size(); ++f) {
+      const HostImage merged = colour_runner.process(frames[f], int64_t(f));
+      std::array<HostImage, 3> planes{HostImage(1, 1), HostImage(1, 1), HostImage(1, 1)};
+      for (int c = 0; c < 3; ++c) planes[c] = alone_runners[c]->process(frames[f], int64_t(f));
+      ASSERT_EQ(again_runners[0]->process(frames[f], int64_t(f)).pixels, planes[0].pixels)
+          << mode << ", frame " << f << ": a mono run does not repeat to the bit";
+      HostImage expected(120, 88);
+      for (size_t i = 0; i < expected.pixels.size() / 4; ++i) {
+        uint32_t px[3];
+        for (int c = 0; c < 3; ++c) std::memcpy(&px[c], &planes[c].pixels[4 * i], 4);
+        const uint32_t m = merge_channels(px[0], px[1], px[2]);
+        std::memcpy(&expected.pixels[4 * i], &m, 4);
+      }
+      EXPECT_EQ(merged.pixels, expected.pixels) << mode << ", frame " << f;
+      for (int c = 0; c < 3; ++c)
+        EXPECT_EQ(colour.channel(c).numbers().count, alone[c]->numbers().count) << mode << ", frame " << f << ", " << c;
+    }
   }
 }
 
