@@ -1,10 +1,13 @@
 #include "stylepipe/tools.h"
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include "api/public_errors.h"
 #include "api/request_options.h"
 #include "orchestration/bench.h"
+#include "orchestration/parallel_run.h"
 #include "orchestration/preview.h"
 #include "pipeline/config.h"
 #include "pipeline/device.h"
@@ -80,6 +83,18 @@ void release_device_early() {
 
 void restrict_cuda_devices(int count) {
   detail::guarded([&] { sp::restrict_cuda_visibility(count); });
+}
+
+int cuda_devices_named(const std::string& devices) {
+  if (devices.empty()) return 1;
+  try {
+    const std::optional<std::vector<int>> named = sp::named_devices(devices);
+    if (!named) return 0;
+    const int largest = *std::max_element(named->begin(), named->end());
+    return largest < 10000 ? largest + 1 : 0;  // beyond any host: the run refuses it
+  } catch (const sp::Error&) {
+    return 0;
+  }
 }
 
 }  // namespace stylepipe

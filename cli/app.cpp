@@ -64,23 +64,6 @@ int cmd_stages(bool json, bool markdown) {
   return 0;
 }
 
-// The GPUs a run's --devices list needs visible: ordinals 0 to its largest
-// (`--devices 0,1` on a host of four: two); 0 for `all` or a list the run
-// itself will refuse.
-int devices_needed(const std::string& list) {
-  if (list.empty()) return 1;  // the first GPU
-  int needed = 0;
-  size_t at = 0;
-  for (;;) {
-    const size_t comma = list.find(',', at);
-    const std::string item = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos) return 0;
-    needed = std::max(needed, std::stoi(item) + 1);
-    if (comma == std::string::npos) return needed;
-    at = comma + 1;
-  }
-}
-
 // The run's work is the library's; the CLI adds the signal handlers and the
 // early teardown of the device, which only a process that exits next wants.
 int cmd_run(const stylepipe::TranscodeRequest& request) {
@@ -88,7 +71,7 @@ int cmd_run(const stylepipe::TranscodeRequest& request) {
   stylepipe::allow_device_teardown();
   // The driver starts only the GPUs the run can use (cuInit took 0.19 s with
   // one GPU visible, 0.87 s with four, on a 4 x H200 host).
-  stylepipe::restrict_cuda_devices(devices_needed(request.devices));
+  stylepipe::restrict_cuda_devices(stylepipe::cuda_devices_named(request.devices));
   const int code = stylepipe::transcode(request);
   stylepipe::release_device_early();
   return code;

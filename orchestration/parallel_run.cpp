@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -66,20 +67,31 @@ std::vector<int> worker_devices(const ParallelRunOptions& o) {
   return o.devices.empty() ? std::vector<int>{current_cuda_device()} : o.devices;
 }
 
+std::optional<std::vector<int>> named_devices(const std::string& text) {
+  if (text == "all") return std::nullopt;
+  std::vector<int> devices;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    // Digits only, and few enough for an int: "+1", " 1" and "1e3" are refused.
+    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(ExitCode::usage, fmt::format("--devices: '{}' is not a device number (give e.g. 0,1 or all)", item));
+    devices.push_back(std::stoi(item));
+  }
+  if (!text.empty() && text.back() == ',')
+    throw Error(ExitCode::usage, "--devices: '' is not a device number (give e.g. 0,1 or all)");
+  return devices;
+}
+
 std::vector<int> parse_device_list(const std::string& text, int devices_present) {
   std::vector<int> devices;
   if (text.empty()) return devices;
-  if (text == "all") {
+  const std::optional<std::vector<int>> named = named_devices(text);
+  if (!named) {
     if (devices_present == 0) throw Error(ExitCode::unavailable, "--devices all: no CUDA device is present");
     for (int d = 0; d < devices_present; ++d) devices.push_back(d);
     return devices;
   }
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');) {
-    char* end = nullptr;
-    const long d = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end || d < 0)
-      throw Error(ExitCode::usage, fmt::format("--devices: '{}' is not a device number (give e.g. 0,1 or all)", item));
+  for (const int d : *named) {
     if (d >= devices_present)
       throw Error(ExitCode::usage,
                   devices_present == 0 ? fmt::format("--devices: GPU {} does not exist: no CUDA device is present", d)

@@ -4,6 +4,7 @@
 // command. Workers are threads of this process, each on its GPU (the
 // device's one context, shared by the workers on it), or processes on request
 // (each seeing only its own GPU).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,13 @@
 
 namespace sp {
 
-// "all" or a comma list of device ordinals ("0,1", "0,0" for two workers on
-// GPU 0). Empty: the workers see what this process sees. Throws
-// sp::Error(usage) naming a device that does not exist.
+// The ordinals a comma list names ("0,1", "0,0" for two workers on GPU 0),
+// before any device is counted; nullopt for "all". Throws sp::Error(usage)
+// naming an item that is not a device number.
+std::optional<std::vector<int>> named_devices(const std::string& text);
+
+// "all" or a comma list of device ordinals. Empty: the workers see what this
+// process sees. Throws sp::Error(usage) naming a device that does not exist.
 std::vector<int> parse_device_list(const std::string& text, int devices_present);
 
 struct ParallelRunOptions {

@@ -62,5 +62,10 @@ void release_device_early();
 // CUDA has started, it does nothing. A library must not change its host's
 // environment: it is the front end's call.
 void restrict_cuda_devices(int count);
+// The count restrict_cuda_devices() takes for a run's `--devices` value: 1
+// where none is given (the first GPU), up to the largest ordinal a list
+// names, and 0 (every GPU stays visible) for `all` or a value the run will
+// refuse with its own error.
+int cuda_devices_named(const std::string& devices);
 
 }  // namespace stylepipe
