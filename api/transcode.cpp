@@ -73,6 +73,18 @@ int run_segment(const TranscodeRequest& a) {
   return sp::run_segment(m, *index, detail::worker_overrides(a));
 }
 
+// `work`'s result; where it throws, the error `arguments` holds (a wrong
+// --devices, checked on another thread meanwhile) is said instead of its own.
+template <class Arguments, class Work>
+auto arguments_first(std::future<Arguments>& arguments, Work work) {
+  try {
+    return work();
+  } catch (...) {
+    (void)arguments.get();
+    throw;
+  }
+}
+
 int run_parallel(const TranscodeRequest& a) {
   refuse_single_stream_flags(a, "--jobs");
   sp::ParallelRunOptions o;
@@ -104,14 +116,7 @@ int run_parallel(const TranscodeRequest& a) {
         if (!a.worker_processes) sp::start_cuda_contexts(list.empty() ? std::vector<int>{caller_device} : list);
       });
   const auto planning = std::chrono::steady_clock::now();
-  sp::Manifest m = [&] {
-    try {
-      return sp::make_plan(detail::plan_request(a, a.jobs));
-    } catch (...) {
-      (void)devices.get();  // a wrong --devices is said first, as the input's errors would be without it
-      throw;
-    }
-  }();
+  sp::Manifest m = arguments_first(devices, [&] { return sp::make_plan(detail::plan_request(a, a.jobs)); });
   if (const auto listed = devices.get()) o.devices = *listed;  // refused before the plan is saved
   sp::save_plan(m);
   o.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
@@ -156,15 +161,9 @@ int run_with_auto_jobs(TranscodeRequest a) {
   std::future<sp::AutoJobsHost> host_known = std::async(std::launch::async, [&a] { return detail::auto_jobs_host(a); });
   const bool one_stream = detail::reads_one_stream(a);
   sp::AutoJobs choice{1, "1 worker: the input is read as one stream (a pipe, a device, --frames, --start or --duration)"};
-  const std::optional<sp::InputLength> probed = [&]() -> std::optional<sp::InputLength> {
-    if (one_stream) return std::nullopt;
-    try {
-      return sp::probe_input_length(a.input);
-    } catch (...) {
-      (void)host_known.get();  // a wrong --devices is said first
-      throw;
-    }
-  }();
+  const std::optional<sp::InputLength> probed =
+      one_stream ? std::nullopt
+                 : std::optional(arguments_first(host_known, [&] { return sp::probe_input_length(a.input); }));
   sp::AutoJobsHost host = host_known.get();
   if (probed) {
     const sp::InputLength& length = *probed;

@@ -28,6 +28,12 @@ constexpr double kMaxWarmupShare = 0.05;
 // Where the header gives no frame rate, warm-up frames count as at this one.
 constexpr double kAssumedFrameRate = 30;
 
+// The stream's average frame rate; 0 where it does not say.
+double average_frame_rate(const AVStream& stream) {
+  const AVRational r = stream.avg_frame_rate;
+  return r.num > 0 && r.den > 0 ? av_q2d(r) : 0;
+}
+
 // The duration and frame rate the container's header gives, without probing
 // its streams, which decodes frames (measured on 320x240 MP4 clips: 0.2-0.3 ms
 // a clip against 1.2-1.6 ms, more at larger sizes; a batch asks it of every
@@ -38,8 +44,7 @@ InputLength header_length(const std::string& path) {
   if (avformat_open_input(&format, path.c_str(), nullptr, nullptr) < 0) return length;  // frees `format`
   if (format->duration > 0) length.seconds = double(format->duration) / AV_TIME_BASE;
   const int video = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  if (video >= 0 && format->streams[video]->avg_frame_rate.num > 0 && format->streams[video]->avg_frame_rate.den > 0)
-    length.frame_rate = av_q2d(format->streams[video]->avg_frame_rate);
+  if (video >= 0) length.frame_rate = average_frame_rate(*format->streams[video]);
   avformat_close_input(&format);
   return length;
 }
@@ -84,8 +89,7 @@ InputLength probe_input_length(const std::string& path) {
   const VideoInput in = open_video_input(path);
   if (in.format->duration > 0) length.seconds = double(in.format->duration) / AV_TIME_BASE;
   else if (in.video->duration > 0) length.seconds = double(in.video->duration) * av_q2d(in.video->time_base);
-  if (in.video->avg_frame_rate.num > 0 && in.video->avg_frame_rate.den > 0)
-    length.frame_rate = av_q2d(in.video->avg_frame_rate);
+  length.frame_rate = average_frame_rate(*in.video);
   return length;
 }
 
