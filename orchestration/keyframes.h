@@ -109,4 +109,21 @@ CutTargets cut_targets(const KeyframeScan& scan, int segments, double segment_se
 std::vector<SegmentPlan> choose_segments(const KeyframeScan& scan, int segments, double segment_seconds,
                                          int warmup_frames);
 
+// The cuts of a `--jobs` run that chose its own count: `segments` for `jobs`
+// workers, taken in index order, so the last min(jobs, segments) are the last
+// round. Equal shares of the duration, but each segment of the last round 4%
+// of a mean one longer than the one before it: they end one after another,
+// and the concat joins each while the later ones are still being made. A cut
+// is exact to the pts: at a keyframe within 1% of a mean segment of its
+// target, else at the target, decoded from an earlier keyframe (seek_pts:
+// the warm-up as choose_segments counts it, frames after the keyframe before
+// the cut estimated at the average rate). Cut only at keyframes, as
+// choose_segments would cut into equal shares, where the keyframes of a
+// "sampled" scan are only those near equal shares, where the duration is
+// unknown, where segments would be under 2 s, and at a target whose GOP is
+// not counted or holds under 90% of the frames its length would at the
+// average rate (still pictures, gaps). Pure: no file is read.
+std::vector<SegmentPlan> choose_staggered_segments(const KeyframeScan& scan, int segments, int jobs,
+                                                   int warmup_frames);
+
 }  // namespace sp

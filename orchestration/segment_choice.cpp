@@ -4,60 +4,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "orchestration/keyframe_times.h"
 #include "orchestration/keyframes.h"
 #include "pipeline/errors.h"
 
 namespace sp {
 namespace {
-
-class KeyframeTimes {
- public:
-  explicit KeyframeTimes(const KeyframeScan& scan) : scan_(scan), seconds_per_tick_(av_q2d(scan.time_base)) {}
-
-  size_t size() const { return scan_.keyframes.size(); }
-  int64_t pts(size_t i) const { return scan_.keyframes[i].pts; }
-  double seconds(size_t i) const { return double(pts(i)) * seconds_per_tick_; }
-
-  // The keyframe after the first whose time is nearest `t` (the earlier on a
-  // tie): the first keyframe starts segment 0, never another.
-  size_t nearest_after_first(double t) const {
-    auto later = std::partition_point(scan_.keyframes.begin() + 1, scan_.keyframes.end(),
-                                      [&](const Keyframe& k) { return double(k.pts) * seconds_per_tick_ < t; });
-    const size_t j = size_t(later - scan_.keyframes.begin());
-    if (j == size()) return j - 1;
-    if (j > 1 && t - seconds(j - 1) <= seconds(j) - t) return j - 1;
-    return j;
-  }
-
-  // Frames decoded from keyframe `from` up to keyframe `to`: counted where
-  // the scan counted them, else estimated at the average frame rate, rounded
-  // down (where the rate varies, a stretch slower than the average holds
-  // fewer frames than estimated).
-  int64_t frames_between(size_t from, size_t to) const {
-    const Keyframe& a = scan_.keyframes[from];
-    const Keyframe& b = scan_.keyframes[to];
-    if (a.frames_before >= 0 && b.frames_before >= 0) return b.frames_before - a.frames_before;
-    return int64_t(std::floor((seconds(to) - seconds(from)) * av_q2d(scan_.frame_rate) + 1e-6));
-  }
-
-  // The latest keyframe at or before `begin` that leaves `warmup` frames
-  // before it, or the first keyframe where none does.
-  size_t warmup_start(size_t begin, int warmup) const {
-    size_t lo = 0, hi = begin + 1;  // frames_between(j, begin) falls as j rises: the last j that has enough
-    while (lo + 1 < hi) {
-      const size_t mid = lo + (hi - lo) / 2;
-      if (frames_between(mid, begin) >= warmup)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    return lo;
-  }
-
- private:
-  const KeyframeScan& scan_;
-  double seconds_per_tick_;
-};
 
 // Keyframes (indices into the scan) that begin segments 1, 2, ...: the
 // nearest to each target time, each used once. Targets that would pick the
@@ -103,30 +55,33 @@ CutTargets cut_targets(const KeyframeScan& scan, int segments, double segment_se
   return targets;
 }
 
-std::vector<SegmentPlan> choose_segments(const KeyframeScan& scan, int segments, double segment_seconds,
-                                         int warmup_frames) {
-  const CutTargets targets = cut_targets(scan, segments, segment_seconds);
-  const KeyframeTimes keyframes(scan);
-  const double start = targets.start;
-  const std::vector<size_t> cuts = choose_cuts(keyframes, targets);
-
+std::vector<SegmentPlan> plans_from_cuts(const std::vector<SegmentCut>& cuts, double start_seconds) {
   std::vector<SegmentPlan> plans(cuts.size() + 1);
   for (size_t i = 0; i < plans.size(); ++i) {
     SegmentPlan& plan = plans[i];
     plan.index = int(i);
     plan.file = fmt::format("segment_{:04d}.{}", i, kSegmentFormat);
     if (i > 0) {
-      const size_t begin = cuts[i - 1];
-      plan.begin_pts = keyframes.pts(begin);
-      plan.seek_pts = keyframes.pts(keyframes.warmup_start(begin, warmup_frames));
-      plan.begin_seconds = keyframes.seconds(begin) - start;
+      plan.begin_pts = cuts[i - 1].begin_pts;
+      plan.seek_pts = cuts[i - 1].seek_pts;
+      plan.begin_seconds = cuts[i - 1].begin_seconds - start_seconds;
     }
     if (i < cuts.size()) {
-      plan.end_pts = keyframes.pts(cuts[i]);
-      plan.end_seconds = keyframes.seconds(cuts[i]) - start;
+      plan.end_pts = cuts[i].begin_pts;
+      plan.end_seconds = cuts[i].begin_seconds - start_seconds;
     }
   }
   return plans;
+}
+
+std::vector<SegmentPlan> choose_segments(const KeyframeScan& scan, int segments, double segment_seconds,
+                                         int warmup_frames) {
+  const CutTargets targets = cut_targets(scan, segments, segment_seconds);
+  const KeyframeTimes keyframes(scan);
+  std::vector<SegmentCut> cuts;
+  for (const size_t j : choose_cuts(keyframes, targets))
+    cuts.push_back({keyframes.pts(j), keyframes.pts(keyframes.warmup_start(j, warmup_frames)), keyframes.seconds(j)});
+  return plans_from_cuts(cuts, targets.start);
 }
 
 }  // namespace sp

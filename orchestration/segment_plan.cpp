@@ -129,8 +129,8 @@ Manifest make_plan(const PlanRequest& r) {
     throw Error(ExitCode::usage, r.output.path + ": the output is the input");
   m.input_fingerprint = fingerprint_file(m.input_path);
   const Warmup warmup = chain_warmup(config);
+  const bool asked = r.segments > 0 || r.segment_seconds > 0;  // else cut for r.jobs workers
   const auto cut_request = [&](const KeyframeScan& facts) {
-    const bool asked = r.segments > 0 || r.segment_seconds > 0;
     return CutRequest{asked ? r.segments : default_segments(facts, r.jobs), r.segment_seconds,
                       warmup.frames_at(av_q2d(facts.frame_rate))};
   };
@@ -146,7 +146,8 @@ Manifest make_plan(const PlanRequest& r) {
   m.encoder = r.encoder;
   const CutRequest cuts = cut_request(scan);
   m.warmup_frames = cuts.warmup_frames;
-  m.segments = choose_segments(scan, cuts.segments, cuts.segment_seconds, cuts.warmup_frames);
+  m.segments = asked ? choose_segments(scan, cuts.segments, cuts.segment_seconds, cuts.warmup_frames)
+                     : choose_staggered_segments(scan, cuts.segments, r.jobs, cuts.warmup_frames);
   warn_of_state_lost_at_seams(r.config_path, config, m.segments.size());
   m.workdir = fs::absolute(r.workdir.empty() ? m.output.path + ".parts" : r.workdir).lexically_normal().string();
   // The same plan twice gets the same id, so its finished segments are reused.

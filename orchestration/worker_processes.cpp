@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <set>
 #include <sstream>
@@ -135,6 +136,7 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
   std::vector<int64_t> frames_done(m.segments.size(), 0);
   std::vector<double> media_done(m.segments.size(), 0);
   int next = 0, slot = 0, failure = 0;
+  std::deque<int> freed_devices;
   bool stopping = false;
 
   auto segment_media = [](const Worker& w) { return w.first_media_seconds < 0 ? 0.0 : w.media_seconds - w.first_media_seconds; };
@@ -144,7 +146,14 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
       for (auto& [pid, w] : running) kill(pid, SIGINT);
     }
     while (!stopping && next < int(m.segments.size()) && int(running.size()) < o.jobs) {
-      const int device = o.devices.empty() ? -1 : o.devices[size_t(slot++ % int(o.devices.size()))];
+      // A worker that ended leaves its GPU to the next one, so every GPU keeps its share of workers.
+      int device = -1;
+      if (!freed_devices.empty()) {
+        device = freed_devices.front();
+        freed_devices.pop_front();
+      } else if (!o.devices.empty()) {
+        device = device_of_worker(o.devices, slot++);
+      }
       Worker w = spawn_worker(m, next++, device, o);
       running.emplace(w.pid, std::move(w));
     }
@@ -172,6 +181,7 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
         log_error("segment {} failed (exit {}); stopping the other workers", w.index, code);
         failure = code;
       }
+      freed_devices.push_back(w.device);
       running.erase(it);
     }
     int64_t frames = 0;

@@ -39,7 +39,7 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
   std::mutex mutex;
   WorkersOutcome outcome;
 
-  auto work = [&](int device) {
+  auto work = [&](int device, int first) {
     try {
       use_cuda_device(device);
     } catch (const Error& e) {
@@ -49,7 +49,7 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
       stop = true;
     }
     KeptDecoder decoder;  // the worker's decoder for its next segment (not NVDEC's session: codecs/kept_decoder.h)
-    for (int index; !stop && !interrupted() && (index = next++) < segments;) {
+    for (int index = first; !stop && !interrupted() && index < segments; index = next++) {
       set_thread_log_context(fmt::format("segment {}", index));
       WorkerOverrides w = o.worker;
       w.progress = ProgressMode::none;
@@ -77,8 +77,9 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
   CudaContextHold hold;
   std::vector<std::thread> workers;
   running = std::min(o.jobs, segments);
+  next = running.load();  // worker k starts with segment k, on its device of the staggered plan
   for (int k = 0; k < running; ++k)
-    workers.emplace_back(work, o.devices.empty() ? current_cuda_device() : o.devices[size_t(k) % o.devices.size()]);
+    workers.emplace_back(work, o.devices.empty() ? current_cuda_device() : device_of_worker(o.devices, k), k);
 
   auto total = [&] {
     outcome.frames = 0, outcome.media_seconds = 0;
