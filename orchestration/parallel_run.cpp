@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -61,12 +60,6 @@ class StreamedConcat {
 
 // Threads, on one GPU or several: a process per worker would pay a CUDA
 // start-up each (measured: 4 GPUs in processes were slower than 1 in threads).
-int device_of_worker(const std::vector<int>& devices, int k) {
-  const int n = int(devices.size());
-  const int lap = k / n, at = k % n;
-  return devices[size_t(lap % 2 == 0 ? at : n - 1 - at)];
-}
-
 bool workers_as_threads(const ParallelRunOptions& o) { return !o.worker_processes; }
 
 std::vector<int> worker_devices(const ParallelRunOptions& o) {

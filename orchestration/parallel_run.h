@@ -23,15 +23,9 @@ std::optional<std::vector<int>> named_devices(const std::string& text);
 // process sees. Throws sp::Error(usage) naming a device that does not exist.
 std::vector<int> parse_device_list(const std::string& text, int devices_present);
 
-// Worker k's device: the list there and back (0,1,2,3,3,2,1,0,0,1,...).
-// Worker k starts with segment k, so a GPU's workers take one short and one
-// long segment of a staggered last round (choose_staggered_segments), and
-// every GPU gets the same work.
-int device_of_worker(const std::vector<int>& devices, int k);
-
 struct ParallelRunOptions {
   int jobs = 1;
-  std::vector<int> devices;  // worker k runs on device_of_worker(devices, k); empty: no CUDA_VISIBLE_DEVICES change
+  std::vector<int> devices;  // worker k runs on devices[k % size]; empty: no CUDA_VISIBLE_DEVICES change
   WorkerOverrides worker;  // frames in flight, queue depth, codec threads
   std::string log_level = "info";  // of worker processes
   bool worker_processes = false;  // one process per worker even on one device (a crash stays in its worker)

@@ -13,10 +13,14 @@ namespace {
 // The last round's segments all ending together leave the concat all but
 // one of them to copy after the workers (halftone on four GPUs: 2.1 s of a
 // 15 s run). Each one this share of a mean segment longer than the one
-// before lets the concat copy it while the later ones are still made: it
-// copies a segment at 25-40 times a worker's frame rate (1.4-4 GB of dense
-// dots at 2,000-3,000 frames/s, a worker making 60-85).
-constexpr double kLastRoundStep = 0.04;
+// before lets the concat copy the early ones while the later ones are still
+// made. Measured on 4 x H100, halftone over 8 workers (docs/perf.md, session
+// 29): 0.03 left 1.1-1.5 s to copy after the workers, 0.06 0.8-1.05 s, for
+// 0.3 s more of the workers; pencil (the encoders on the cores) lost
+// nothing. kLastRoundSpread caps the step for many workers, so that the
+// longest segment of the round stays within 21% of the mean.
+constexpr double kLastRoundStep = 0.06;
+constexpr double kLastRoundSpread = 0.42;
 // A keyframe this close to a target (a share of a mean segment) is close
 // enough: a cut there decodes nothing that is not shown.
 constexpr double kKeyframeSnap = 0.01;
@@ -27,12 +31,12 @@ constexpr double kDenseGop = 0.9;
 // GOP more, which a short segment would feel.
 constexpr double kMinSegmentSeconds = 2;
 
-// Segment k's share of the work: 1, but in the last round, 1 + step * (q - mean q).
+// Segment k's share of the work: 1, but in the last round 1 + step * (q - mean q).
 std::vector<double> segment_weights(int segments, int jobs) {
   const int last_round = std::min(segments, jobs);
+  const double step = std::min(kLastRoundStep, kLastRoundSpread / std::max(1, last_round - 1));
   std::vector<double> weights(size_t(segments), 1.0);
-  for (int q = 0; q < last_round; ++q)
-    weights[size_t(segments - last_round + q)] = 1 + kLastRoundStep * (q - (last_round - 1) / 2.0);
+  for (int q = 0; q < last_round; ++q) weights[size_t(segments - last_round + q)] = 1 + step * (q - (last_round - 1) / 2.0);
   return weights;
 }
 

@@ -152,7 +152,7 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
         device = freed_devices.front();
         freed_devices.pop_front();
       } else if (!o.devices.empty()) {
-        device = device_of_worker(o.devices, slot++);
+        device = o.devices[size_t(slot++) % o.devices.size()];
       }
       Worker w = spawn_worker(m, next++, device, o);
       running.emplace(w.pid, std::move(w));

@@ -77,9 +77,12 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
   CudaContextHold hold;
   std::vector<std::thread> workers;
   running = std::min(o.jobs, segments);
-  next = running.load();  // worker k starts with segment k, on its device of the staggered plan
+  // Worker k starts with segment k: a staggered last round's segments
+  // (choose_staggered_segments) go to the GPUs in turn, and the GPUs finish
+  // one after another, in the order the concat joins their segments.
+  next = running.load();
   for (int k = 0; k < running; ++k)
-    workers.emplace_back(work, o.devices.empty() ? current_cuda_device() : device_of_worker(o.devices, k), k);
+    workers.emplace_back(work, o.devices.empty() ? current_cuda_device() : o.devices[size_t(k) % o.devices.size()], k);
 
   auto total = [&] {
     outcome.frames = 0, outcome.media_seconds = 0;

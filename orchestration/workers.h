@@ -20,7 +20,8 @@ struct WorkersOutcome {
 };
 
 // Segments go to workers in index order, `jobs` at a time, worker k starting
-// with segment k; worker k runs on device_of_worker(devices, k). Each finished one is announced to `arrivals`; a failure or Ctrl-C stops the others (they
+// with segment k; worker k runs on devices[k % size], a later worker process
+// on the GPU of the one that ended. Each finished one is announced to `arrivals`; a failure or Ctrl-C stops the others (they
 // finalize what they wrote). `stop` may also be set from outside.
 WorkersOutcome run_worker_threads(const Manifest& manifest, const ParallelRunOptions& options,
                                   ProgressReporter& progress, SegmentArrivals& arrivals, std::atomic<bool>& stop);

@@ -96,6 +96,37 @@ TEST(SegmentsE2E, JobsRunEqualsSingleRunFrameForFrame) {
   EXPECT_FALSE(std::filesystem::exists(split + ".parts")) << "the work directory stays only with --keep-segments";
 }
 
+// A --jobs run that picks its own segments cuts at the time it aims for,
+// between keyframes, decoding from the one before (a stateless chain: no
+// warm-up, so a seek before the cut means the cut is not a keyframe). Its
+// frames are still the single run's, each once, with the single run's times
+// and audio; its last round's segments grow.
+TEST(SegmentsE2E, JobsRunCutBetweenKeyframesEqualsSingleRun) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const std::string container = rng() % 2 ? "mp4" : "ts";  // frames counted: an index of samples, or a packet scan
+  SCOPED_TRACE("input container " + container);
+  const Clip clip = make_clip(dir, "in." + container, rng, "-g 50");  // a keyframe every 2 s
+  const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), work = dir.file("work");
+  CommandResult r = stylepipe(run_parallel_cmd(example_config(), clip.path, single, "--codec ffv1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = stylepipe(run_parallel_cmd(example_config(), clip.path, split,
+                                 "--codec ffv1 --jobs 2 --keep-segments --workdir " + work));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json manifest = read_json(work + "/manifest.json");
+  ASSERT_EQ(manifest["segments"].size(), 2u) << clip.seconds << " s for 2 workers";
+  const nlohmann::json& second = manifest["segments"][1];
+  EXPECT_LT(second["seek_pts"].get<int64_t>(), second["begin_pts"].get<int64_t>())
+      << "the cut at " << second["begin_seconds"] << " s is a keyframe";
+  EXPECT_LT(second["begin_seconds"].get<double>(), clip.seconds / 2) << "the first of the last round is the shorter";
+
+  const auto in_times = video_frame_times(clip.path);
+  ASSERT_EQ(in_times.size(), size_t(std::lround(clip.seconds * 25)));
+  expect_same_times(video_frame_times(split), video_frame_times(single), "split vs single run");
+  EXPECT_EQ(audio_packet_hashes(split), audio_packet_hashes(single)) << "audio packets differ from the single run";
+  EXPECT_EQ(video_md5s(split), video_md5s(single)) << "decoded pictures differ from the single run";
+}
+
 // --jobs auto says in one line what it chose and why; on a host where one
 // worker is enough (this clip is seconds long) that is a single run's output.
 TEST(SegmentsE2E, JobsAutoSaysWhatItChoseAndGivesTheSingleRunsOutput) {
