@@ -106,7 +106,10 @@ TEST(SegmentsE2E, JobsRunCutBetweenKeyframesEqualsSingleRun) {
   TempDir dir;
   const std::string container = rng() % 2 ? "mp4" : "ts";  // frames counted: an index of samples, or a packet scan
   SCOPED_TRACE("input container " + container);
-  const Clip clip = make_clip(dir, "in." + container, rng, "-g 50");  // a keyframe every 2 s
+  const bool open_gops = rng() % 2;  // B-frames before a keyframe that refer to the GOP before it
+  SCOPED_TRACE(open_gops ? "open GOPs" : "closed GOPs");
+  const Clip clip = make_clip(dir, "in." + container, rng,
+                              std::string("-g 50") + (open_gops ? " -bf 3 -x264-params open-gop=1" : ""));  // every 2 s
   const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), work = dir.file("work");
   CommandResult r = stylepipe(run_parallel_cmd(example_config(), clip.path, single, "--codec ffv1"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
