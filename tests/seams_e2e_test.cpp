@@ -40,19 +40,25 @@ double mean_difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>
   return sum / double(a.size());
 }
 
-// For each picture of `video`, whether a segment of the plan begins at it.
+// For each picture of `video`, whether a segment of the plan begins at it:
+// the first picture at or after the segment's begin (a keyframe's time, or a
+// time between two pictures).
 std::vector<bool> seam_frames(const std::string& video, const nlohmann::json& manifest) {
   const auto times = video_frame_times(video);
   const double tb = manifest["input"]["time_base"][0].get<double>() / manifest["input"]["time_base"][1].get<double>();
   std::vector<bool> seam(times.size(), false);
-  for (size_t i = 0; i < times.size(); ++i)
-    for (const auto& s : manifest["segments"])
-      if (!s["begin_pts"].is_null() && std::abs(times[i] - s["begin_pts"].get<double>() * tb) < 1e-4) seam[i] = true;
+  for (const auto& s : manifest["segments"]) {
+    if (s["begin_pts"].is_null()) continue;
+    const double begin = s["begin_pts"].get<double>() * tb - 1e-4;
+    for (size_t i = 0; i < times.size(); ++i)
+      if (times[i] >= begin && (i == 0 || times[i - 1] < begin)) seam[i] = true;
+  }
   return seam;
 }
 
-// A `--jobs 2 --segments 4` run of `config` on a clip of width x height
-// (and, with_single, a single run), losslessly (ffv1), decoded to gray.
+// A `--jobs 2 --segments 4` run (or split_flags) of `config` on a clip of
+// width x height (and, with_single, a single run), losslessly (ffv1), decoded
+// to gray.
 struct SplitRun {
   CommandResult result;  // of the split run
   nlohmann::json manifest;
@@ -61,12 +67,12 @@ struct SplitRun {
 };
 
 SplitRun split_and_single(const TempDir& dir, const std::string& config, const std::string& in, int width,
-                          int height, bool with_single = true) {
+                          int height, bool with_single = true, const std::string& split_flags = "--jobs 2 --segments 4") {
   SplitRun run;
   const std::string single = dir.file("single.mkv"), split = dir.file("split.mkv"), work = dir.file("work");
   const CommandResult r = with_single ? stylepipe(run_parallel_cmd(config, in, single, "--codec ffv1")) : CommandResult{0, ""};
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  run.result = stylepipe(run_parallel_cmd(config, in, split, "--codec ffv1 --jobs 2 --segments 4 --keep-segments --workdir " + work));
+  run.result = stylepipe(run_parallel_cmd(config, in, split, "--codec ffv1 " + split_flags + " --keep-segments --workdir " + work));
   EXPECT_EQ(run.result.exit_code, 0) << run.result.output;
   if (r.exit_code != 0 || run.result.exit_code != 0) return run;
   run.manifest = read_json(work + "/manifest.json");
@@ -154,27 +160,28 @@ TEST(SegmentsE2E, LowpolyTemporalSegmentsEqualTheSingleRun) {
 // (on this clip a step of 63 levels, against 20-25 between frames). With it,
 // the worker before the seam hands its picture over to the next worker's
 // state during seam_seconds: the seam is a step of one state, drawn from the
-// same spread as the steps within segments.
-TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
-  if (!StageRegistry::instance().find("halftone"))
-    GTEST_SKIP() << "this build leaves the halftone stage out (STYLEPIPE_EXCLUDE_STAGES)";
+// same spread as the steps within segments. Returns the run's manifest.
+nlohmann::json expect_halftone_seams_like_steps_within(int seconds, int gop, const std::string& split_flags,
+                                                       const std::string& container = "mkv") {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
-  const std::string in = dir.file("in.mkv"), config = dir.file("halftone.yaml");
-  CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=96x72:rate=25:duration=3 -vf hue=h=" + std::to_string(rng() % 360) +
-                           " -c:v libx264 -g 8 -pix_fmt yuv420p " + in);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string in = dir.file("in." + container), config = dir.file("halftone.yaml");
+  CommandResult r = ffmpeg("-f lavfi -i testsrc2=size=96x72:rate=25:duration=" + std::to_string(seconds) +
+                           " -vf hue=h=" + std::to_string(rng() % 360) + " -c:v libx264 -g " + std::to_string(gop) +
+                           " -pix_fmt yuv420p " + in);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   std::ofstream(config) << "pipeline:\n  - halftone: {iterations: 20, video_iterations: 6, seed: " << rng() % 1000
                         << "}\n";
-  const SplitRun run = split_and_single(dir, config, in, 96, 72, false);
-  ASSERT_EQ(run.split.size(), 75u);
+  const SplitRun run = split_and_single(dir, config, in, 96, 72, false, split_flags);
+  EXPECT_EQ(run.split.size(), size_t(25 * seconds));
   EXPECT_EQ(run.result.output.find("restarts at"), std::string::npos)
       << "the dots are handed over, not restarted: " << run.result.output;
   EXPECT_GE(run.manifest["warmup_frames"].get<int>(), 13) << "seam_seconds 0.5 at 25 fps, and the cold start";
   std::vector<double> within, seams;
   for (size_t i = 1; i < run.split.size(); ++i)
     (run.at_seam[i] ? seams : within).push_back(mean_difference(run.split[i], run.split[i - 1]));
-  ASSERT_EQ(seams.size(), run.manifest["segments"].size() - 1);
+  EXPECT_EQ(seams.size(), run.manifest["segments"].size() - 1);
+  if (seams.empty() || within.size() < 2) return run.manifest;
   const auto mean = [](const std::vector<double>& v) {
     double sum = 0;
     for (double x : v) sum += x;
@@ -190,6 +197,26 @@ TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
   std::printf("halftone seams: mean step %.1f gray levels; within segments %.1f (sd %.1f); bound %.1f\n", seam_mean,
               within_mean, std::sqrt(variance), bound);
   EXPECT_LT(seam_mean, bound);
+  return run.manifest;
+}
+
+TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
+  if (!StageRegistry::instance().find("halftone"))
+    GTEST_SKIP() << "this build leaves the halftone stage out (STYLEPIPE_EXCLUDE_STAGES)";
+  expect_halftone_seams_like_steps_within(3, 8, "--jobs 2 --segments 4");
+}
+
+// A --jobs run that picks its own segments cuts between keyframes (of an MP4,
+// whose index counts frames), at 0.94 and 1.94 thirds of 7 s (its last round
+// grows by 6% of a mean segment a step): the handover starts by time, so it
+// hands over there too.
+TEST(SegmentsE2E, HalftoneSeamBetweenKeyframesIsNoLargerThanChangesWithinSegments) {
+  if (!StageRegistry::instance().find("halftone"))
+    GTEST_SKIP() << "this build leaves the halftone stage out (STYLEPIPE_EXCLUDE_STAGES)";
+  const nlohmann::json manifest = expect_halftone_seams_like_steps_within(7, 40, "--jobs 3", "mp4");
+  ASSERT_EQ(manifest["segments"].size(), 3u);
+  EXPECT_NEAR(manifest["segments"][1]["begin_seconds"].get<double>(), 7 * 0.94 / 3, 0.04) << "not the 1.6 s keyframe";
+  EXPECT_NEAR(manifest["segments"][2]["begin_seconds"].get<double>(), 7 * 1.94 / 3, 0.04) << "not the 4.8 s keyframe";
 }
 
 }  // namespace
