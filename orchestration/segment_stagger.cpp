@@ -15,8 +15,9 @@ namespace {
 // 15 s run). Each one this share of a mean segment longer than the one
 // before lets the concat copy the early ones while the later ones are still
 // made. Measured on 4 x H100, halftone over 8 workers (docs/perf.md, session
-// 29): 0.03 left 1.1-1.5 s to copy after the workers, 0.06 0.8-1.05 s, for
-// 0.3 s more of the workers; pencil (the encoders on the cores) lost
+// 29): 0.03 left 1.1-1.5 s to copy after the workers, 0.06 0.8-1.05 s
+// (1.3-1.4 s on another host, against 2.3-3.0 s for equal segments), for
+// 0.3-0.45 s more of the workers; pencil (the encoders on the cores) lost
 // nothing. kLastRoundSpread caps the step for many workers, so that the
 // longest segment of the round stays within 21% of the mean.
 constexpr double kLastRoundStep = 0.06;
