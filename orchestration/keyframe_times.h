@@ -9,6 +9,13 @@
 
 namespace sp {
 
+// Where a segment begins: at begin_pts, decoded from the keyframe at
+// seek_pts; begin_seconds is absolute (the file's start not taken off).
+struct SegmentCut {
+  int64_t begin_pts = 0, seek_pts = 0;
+  double begin_seconds = 0;
+};
+
 class KeyframeTimes {
  public:
   explicit KeyframeTimes(const KeyframeScan& scan) : scan_(scan), seconds_per_tick_(av_q2d(scan.time_base)) {}
@@ -63,16 +70,12 @@ class KeyframeTimes {
     return lo;
   }
 
+  // A cut at keyframe j, decoded from where `warmup` frames before it start.
+  SegmentCut cut_at(size_t j, int warmup) const { return {pts(j), pts(warmup_start(j, warmup)), seconds(j)}; }
+
  private:
   const KeyframeScan& scan_;
   double seconds_per_tick_;
-};
-
-// Where a segment begins: at begin_pts, decoded from the keyframe at
-// seek_pts; begin_seconds is absolute (the file's start not taken off).
-struct SegmentCut {
-  int64_t begin_pts = 0, seek_pts = 0;
-  double begin_seconds = 0;
 };
 
 // The plans of the segments these cuts (increasing) make: segment 0 from the

@@ -79,8 +79,7 @@ std::vector<SegmentPlan> choose_segments(const KeyframeScan& scan, int segments,
   const CutTargets targets = cut_targets(scan, segments, segment_seconds);
   const KeyframeTimes keyframes(scan);
   std::vector<SegmentCut> cuts;
-  for (const size_t j : choose_cuts(keyframes, targets))
-    cuts.push_back({keyframes.pts(j), keyframes.pts(keyframes.warmup_start(j, warmup_frames)), keyframes.seconds(j)});
+  for (const size_t j : choose_cuts(keyframes, targets)) cuts.push_back(keyframes.cut_at(j, warmup_frames));
   return plans_from_cuts(cuts, targets.start);
 }
 

@@ -69,13 +69,7 @@ std::optional<SegmentCut> cut_between_keyframes(const KeyframeTimes& k, double t
   const double fps = av_q2d(k.scan().frame_rate);
   const double begin_seconds = double(begin) * av_q2d(k.scan().time_base);
   const int64_t after_keyframe = int64_t(std::ceil((begin_seconds - k.seconds(*before)) * fps - 1e-6));
-  size_t seek = *before;
-  while (seek > 0 && k.frames_between(seek, *before) + after_keyframe < warmup) --seek;
-  return SegmentCut{begin, k.pts(seek), begin_seconds};
-}
-
-SegmentCut cut_at_keyframe(const KeyframeTimes& k, size_t j, int warmup) {
-  return SegmentCut{k.pts(j), k.pts(k.warmup_start(j, warmup)), k.seconds(j)};
+  return SegmentCut{begin, k.pts(k.warmup_start(*before, warmup - int(after_keyframe))), begin_seconds};
 }
 
 }  // namespace
@@ -94,13 +88,13 @@ std::vector<SegmentPlan> choose_staggered_segments(const KeyframeScan& scan, int
   for (int k = 1; k < segments; ++k) {
     before += weights[size_t(k - 1)];
     const double t = scan.start_seconds + span * before / segments;
+    const bool keyframe_to_cut_at = keyframes.size() > 1;  // the first one never is
+    const size_t nearest = keyframe_to_cut_at ? keyframes.nearest_after_first(t) : 0;
     std::optional<SegmentCut> cut;
-    if (keyframes.size() > 1) {
-      const size_t j = keyframes.nearest_after_first(t);
-      if (std::abs(keyframes.seconds(j) - t) <= kKeyframeSnap * mean) cut = cut_at_keyframe(keyframes, j, warmup_frames);
-    }
+    if (keyframe_to_cut_at && std::abs(keyframes.seconds(nearest) - t) <= kKeyframeSnap * mean)
+      cut = keyframes.cut_at(nearest, warmup_frames);
     if (!cut) cut = cut_between_keyframes(keyframes, t, warmup_frames, end_seconds);
-    if (!cut && keyframes.size() > 1) cut = cut_at_keyframe(keyframes, keyframes.nearest_after_first(t), warmup_frames);
+    if (!cut && keyframe_to_cut_at) cut = keyframes.cut_at(nearest, warmup_frames);
     // A segment needs a frame of its own: never the file's first keyframe or before, never an earlier cut.
     if (!cut || cut->begin_pts <= keyframes.pts(0) || (!cuts.empty() && cut->begin_pts <= cuts.back().begin_pts))
       continue;
