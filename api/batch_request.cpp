@@ -75,7 +75,9 @@ int run_batch(const TranscodeRequest& a) {
   o.clip = transcode_options(first, config);
   o.jobs = std::max(1, a.jobs);
   if (a.jobs == TranscodeRequest::kJobsAuto) {  // clips side by side, as many as the GPUs and cores keep busy
-    const sp::AutoJobs choice = sp::choose_jobs(auto_jobs_host(a));
+    sp::AutoJobsHost host = auto_jobs_host(a);
+    host.clips = int(o.clips.size());
+    const sp::AutoJobs choice = sp::choose_jobs(host);
     sp::log_info("--jobs auto: {} clip{} at a time ({})", choice.jobs, choice.jobs == 1 ? "" : "s", choice.why);
     o.jobs = choice.jobs;
   }

@@ -20,10 +20,13 @@ struct AutoJobsHost {
   // frames (the chain's warm-up), in seconds: segments stay long enough that
   // it is a small share of them.
   double warmup_seconds = 0;
+  // A batch: how many clips (0: one input). Its clips run side by side, so
+  // their number bounds the workers instead of the input's length.
+  int clips = 0;
 };
 
 struct AutoJobs {
-  int jobs = 1;     // 1: a single run, no segments
+  int jobs = 1;     // 1: a single run, no segments (a batch: clips at a time)
   std::string why;  // "4 workers: 1 GPU x 4, 32 cores / 8, 40 s / 10 s a worker (warm-up 0.47 s)"
 };
 

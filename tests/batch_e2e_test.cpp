@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -313,6 +314,49 @@ TEST(BatchE2E, FailFastStartsNothingAfterTheBadInput) {
   ASSERT_EQ(s["inputs"].size(), 3u);
   EXPECT_TRUE(s["inputs"][2]["exit_code"].is_null());
   EXPECT_EQ(s["totals"]["not_started"], 1);
+}
+
+// --jobs auto in a batch says how many clips it runs at a time, by the rule
+// written here apart from auto_jobs.cpp (eight a GPU and two cores a clip; on
+// the CPU backend 16 cores a clip; never more than the clips), and each
+// output is still its single run's.
+TEST(BatchE2E, JobsAutoRunsClipsSideBySideByTheHostsGpusAndCores) {
+  TempDir dir;
+  std::mt19937_64 rng(fresh_seed());
+  std::string args;
+  std::vector<std::string> inputs;
+  const size_t clips = 5 + rng() % 6;
+  for (size_t k = 0; k < clips; ++k) {
+    std::string name = "clip";
+    name += std::to_string(k);
+    inputs.push_back(make_clip(dir.file(name + ".mp4"), rng() % 2 ? "96x64" : "80x48", 0.2 + 0.04 * double(rng() % 5), false));
+    args += " -i " + shell_quote(inputs.back());
+  }
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::pair<std::string, int>> cases = {{kRun, std::max(1, std::min(int(clips), cores / 16))}};
+  if (cuda_device_available())
+    cases.emplace_back(" --backend cuda --codec ffv1 --devices 0", std::max(1, std::min({int(clips), 8, cores / 2})));
+  for (const auto& [run, expected] : cases) {
+    SCOPED_TRACE(run);
+    fs::remove_all(dir.file("out"));
+    fs::create_directories(dir.file("out"));
+    const std::string stats = dir.file("stats.json");
+    const CommandResult r = stylepipe("run " + styled_config() + args + " -o " + shell_quote(dir.file("out/{stem}.mkv")) +
+                                      run + " --jobs auto --stats-json " + stats);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string said = "--jobs auto: " + std::to_string(expected) + (expected == 1 ? " clip" : " clips") + " at a time";
+    EXPECT_NE(r.output.find(said), std::string::npos) << said << " not in: " << r.output;
+    EXPECT_EQ(read_json(stats)["jobs"], expected);
+    for (size_t k = 0; k < clips; ++k) {
+      std::string name = "clip";
+      name += std::to_string(k);
+      const std::string single = dir.file("single.mkv");
+      const CommandResult one = stylepipe("run " + styled_config() + " -i " + shell_quote(inputs[k]) + " -o " +
+                                          shell_quote(single) + " -y" + run.substr(0, run.find(" --devices")));
+      ASSERT_EQ(one.exit_code, 0) << one.output;
+      EXPECT_EQ(video_md5s(dir.file("out/" + name + ".mkv")), video_md5s(single)) << inputs[k];
+    }
+  }
 }
 
 // With several workers the longest clips start first, whatever their place
