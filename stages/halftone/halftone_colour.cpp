@@ -34,14 +34,22 @@ ColourHalftoneStage::ColourHalftoneStage(const HalftoneSettings& settings) : mod
   for (int c = 0; c < 3; ++c) channels_[c] = std::make_unique<HalftoneStage>(channel_settings(settings, c));
 }
 
+ColourHalftoneStage::~ColourHalftoneStage() { release_channel_streams(); }
+
 Size ColourHalftoneStage::configure(Size input, Backend backend, ScratchAllocator& scratch) {
   size_ = input;
   for (int c = 0; c < 3; ++c) {
     channels_[c]->configure(input, backend, scratch);
     planes_[c] = scratch.allocate_array<uint8_t>(size_t(input.width) * input.height * 4);
   }
+  if (backend == Backend::cuda) make_channel_streams();
   return input;
 }
+
+#if !STYLEPIPE_HAS_CUDA
+void ColourHalftoneStage::make_channel_streams() {}
+void ColourHalftoneStage::release_channel_streams() {}
+#endif
 
 void ColourHalftoneStage::process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) {
   for (int c = 0; c < 3; ++c) channels_[c]->process_cpu(in, plane(c), frame);

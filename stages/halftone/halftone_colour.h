@@ -19,6 +19,9 @@ HalftoneSettings channel_settings(const HalftoneSettings& s, int c);
 class ColourHalftoneStage final : public Stage {
  public:
   explicit ColourHalftoneStage(const HalftoneSettings& settings);
+  ~ColourHalftoneStage() override;
+  ColourHalftoneStage(const ColourHalftoneStage&) = delete;
+  ColourHalftoneStage& operator=(const ColourHalftoneStage&) = delete;
 
   Size configure(Size input, Backend backend, ScratchAllocator& scratch) override;
   void process_cpu(const RgbaView& in, const RgbaView& out, const FrameInfo& frame) override;
@@ -37,11 +40,18 @@ class ColourHalftoneStage final : public Stage {
 
  private:
   RgbaView plane(int c) const { return {planes_[c], size_.width, size_.height, size_t(size_.width) * 4}; }
+  // CUDA: the three dot sets are independent, and one set alone leaves the
+  // GPU idle between its many small launches: each runs on a stream of its
+  // own, forked from the frame's stream and joined back before the merge.
+  struct ChannelStreams;
+  void make_channel_streams();  // at configure, on the engine's device
+  void release_channel_streams();
 
   ColourMode mode_;
   std::array<std::unique_ptr<HalftoneStage>, 3> channels_;
   std::array<uint8_t*, 3> planes_{};  // each channel's render (RGBA, scratch)
   Size size_;
+  ChannelStreams* channel_streams_ = nullptr;  // CUDA only
 };
 
 // Pixel of the merged render: component c from planes[c], opaque.

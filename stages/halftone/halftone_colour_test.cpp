@@ -138,11 +138,11 @@ TEST(HalftoneColourCuda, PlacementRenderAndIterationsMatchCpu) {
   }
 }
 
-// Over frames (warm ones included) the colour picture must be, byte for
-// byte, the merge of each channel run alone as a mono stage on a stream of
-// its own. Direct repulsion and no shake: a mono run repeats to the bit
-// (checked first, as the control).
-TEST(HalftoneColourCuda, ChannelsEqualEachChannelRunAlone) {
+// The three dot sets run side by side on streams of their own: over frames
+// (warm ones included) the merged picture must be, byte for byte, the merge
+// of each channel run alone as a mono stage on one stream. Direct repulsion
+// and no shake: a mono run repeats to the bit (checked first, as the control).
+TEST(HalftoneColourCuda, ChannelsSideBySideEqualEachChannelRunAlone) {
   SP_REQUIRE_CUDA();
   std::mt19937_64 rng(test::fresh_seed() + 5);
   std::vector<HostImage> frames;
