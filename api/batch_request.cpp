@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "api/request_options.h"
@@ -74,8 +75,10 @@ int run_batch(const TranscodeRequest& a) {
   first.output = o.clips.front().output;
   o.clip = transcode_options(first, config);
   o.jobs = std::max(1, a.jobs);
+  std::optional<sp::AutoJobsHost> auto_host;
   if (a.jobs == TranscodeRequest::kJobsAuto) {  // clips side by side, as many as the GPUs and cores keep busy
-    sp::AutoJobsHost host = auto_jobs_host(a);
+    auto_host = auto_jobs_host(a);
+    sp::AutoJobsHost host = *auto_host;
     host.clips = int(o.clips.size());
     const sp::AutoJobs choice = sp::choose_jobs(host);
     sp::log_info("--jobs auto: {} clip{} at a time ({})", choice.jobs, choice.jobs == 1 ? "" : "s", choice.why);
@@ -91,7 +94,10 @@ int run_batch(const TranscodeRequest& a) {
   if (o.jobs > 1 && !a.threads)
     o.clip.input.threads = o.clip.output.threads =
         std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / o.jobs)));
-  if (o.jobs > 1 && !reads_one_stream(a)) o.long_clips = long_clip_rules(first, config, o);
+  if (o.jobs > 1 && !reads_one_stream(a)) {
+    o.long_clips = long_clip_rules(first, config, o);
+    o.long_clips->auto_host = auto_host;
+  }
   o.fail_fast = a.fail_fast;
   o.progress = o.clip.progress;
   o.stats_json_path = a.stats_json;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "orchestration/batch_segments.h"
 #include "tests/support/test_support.h"
 
 namespace sp {
@@ -86,6 +87,35 @@ TEST(AutoJobs, TheMeasuredHostsGetWhatWasFastest) {
   // Warm-up frames count at the input's rate, or at 30 fps where it is unknown.
   EXPECT_DOUBLE_EQ(warmup_seconds_at(Warmup{28, 0}, 0), 28.0 / 30);
   EXPECT_DOUBLE_EQ(warmup_seconds_at(Warmup{1, 0.5}, 60), (1 + 30 + 1) / 60.0);
+}
+
+// A batch's long clip is cut for the batch's --jobs N, or under --jobs auto
+// as its own `run CLIP --jobs auto` would cut it: the workers its length is
+// worth (10 s each, or 20 times the warm-up), the host's GPUs and cores, at
+// most the clips at a time.
+TEST(AutoJobs, ABatchCutsALongClipAsItsOwnRunWould) {
+  std::mt19937_64 rng(test::fresh_seed());
+  LongClipRules rules;
+  rules.warmup = Warmup{28, 0};  // pencil's
+  const double rate = 60;
+  const double warmup = 28 / rate;
+  for (int round = 0; round < 500; ++round) {
+    const InputLength length{double(20 + rng() % 2000), rate};
+    const int jobs = 2 + int(rng() % 40);
+    rules.auto_host.reset();
+    EXPECT_EQ(jobs_to_cut(rules, length, jobs), jobs) << "--jobs N cuts every long clip for N";
+    const AutoJobsHost host{1 + int(rng() % 8), 1 + int(rng() % 128)};
+    rules.auto_host = host;
+    const int by_length = std::max(1, int(length.seconds / std::max(10.0, warmup / 0.05)));
+    const int expected = std::max(1, std::min({jobs, 4 * host.gpus, std::max(1, host.cores / 8), by_length}));
+    EXPECT_EQ(jobs_to_cut(rules, length, jobs), expected)
+        << length.seconds << " s, " << host.gpus << " GPUs, " << host.cores << " cores, --jobs " << jobs;
+  }
+  // 4 GPUs and 64 cores give a batch 32 clips at a time; a 30 s clip among
+  // them is cut for 3 workers, not 32.
+  rules.auto_host = AutoJobsHost{4, 64};
+  EXPECT_EQ(jobs_to_cut(rules, {30, rate}, 32), 3);
+  EXPECT_EQ(jobs_to_cut(rules, {400, rate}, 32), 8);
 }
 
 }  // namespace

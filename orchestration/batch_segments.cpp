@@ -1,5 +1,6 @@
 #include "orchestration/batch_segments.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "orchestration/auto_jobs.h"
@@ -13,6 +14,15 @@ namespace sp {
 
 bool worth_cutting(const InputLength& length, const Warmup& warmup) {
   return length.seconds > 0 && workers_for_length(length.seconds, warmup_seconds_at(warmup, length.frame_rate)) >= 2;
+}
+
+int jobs_to_cut(const LongClipRules& rules, const InputLength& length, int jobs) {
+  if (!rules.auto_host) return jobs;
+  AutoJobsHost host = *rules.auto_host;
+  host.clips = 0;
+  host.input_seconds = length.seconds;
+  host.warmup_seconds = warmup_seconds_at(rules.warmup, length.frame_rate);
+  return std::min(jobs, choose_jobs(host).jobs);
 }
 
 SegmentedClip::SegmentedClip(const LongClipRules& rules, const std::string& input, const std::string& output, int jobs)

@@ -26,7 +26,16 @@ struct LongClipRules {
   PlanRequest plan;        // its input and output are each clip's
   WorkerOverrides worker;  // threads, backend, frames in flight, ...
   Warmup warmup;           // the chain's, before each segment: it takes longer segments
+  // --jobs auto: the host, so that each clip is cut as its own `run CLIP
+  // --jobs auto` would cut it (a batch's auto runs more clips at a time than
+  // a run has workers, and a 30 s clip cut for 32 would pay 32 segments'
+  // warm-up and start). Unset: as `run CLIP --jobs N`, N the batch's.
+  std::optional<AutoJobsHost> auto_host;
 };
+
+// The workers a clip of this length is cut for: the batch's `jobs`, or with
+// `rules.auto_host` what `--jobs auto` gives the clip alone (at most `jobs`).
+int jobs_to_cut(const LongClipRules& rules, const InputLength& length, int jobs);
 
 // Whether a clip of this length (probe_input_length) is long enough to cut:
 // --jobs auto's length rule would give it two workers or more. A clip that
