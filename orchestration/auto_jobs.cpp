@@ -64,14 +64,15 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
   const int cores_each = host.gpus == 0 ? kCoresPerCpuWorker : batch ? kCoresPerBatchClip : kCoresPerGpuWorker;
   const int by_devices = host.gpus > 0 ? host.gpus * per_gpu : INT_MAX;
   const int by_cores = std::max(1, host.cores / cores_each);
-  const int by_length = batch                    ? host.clips
-                        : host.input_seconds < 0 ? INT_MAX
-                                                 : workers_for_length(host.input_seconds, host.warmup_seconds);
+  // A batch: its clips; one input: the workers its length is worth.
+  const int by_input = batch                    ? host.clips
+                       : host.input_seconds < 0 ? INT_MAX
+                                                : workers_for_length(host.input_seconds, host.warmup_seconds);
   AutoJobs a;
-  a.jobs = std::max(1, std::min({by_devices, by_cores, by_length}));
+  a.jobs = std::max(1, std::min({by_devices, by_cores, by_input}));
   std::string devices = host.gpus > 0 ? fmt::format("{} GPU{} x {}", host.gpus, host.gpus == 1 ? "" : "s", per_gpu)
                                       : std::string("the CPU backend");
-  std::string length =
+  std::string input =
       batch ? fmt::format("{} clip{}", host.clips, host.clips == 1 ? "" : "s")
       : host.input_seconds < 0
           ? std::string("length unknown")
@@ -79,7 +80,7 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
                         host.warmup_seconds > 0 ? fmt::format(" (warm-up {:.2f} s a segment)", host.warmup_seconds)
                                                 : std::string());
   a.why = fmt::format("{} worker{}: {}, {} cores / {}, {}", a.jobs, a.jobs == 1 ? "" : "s", devices, host.cores,
-                      cores_each, length);
+                      cores_each, input);
   return a;
 }
 
