@@ -67,6 +67,7 @@ int SegmentedClip::run_segment(int index, int worker, int device) {
   int code = 0;
   std::string error;
   try {
+    announce_segment_writing(manifest_, index, arrivals_);
     code = sp::run_segment(manifest_, index, w);
   } catch (const Error& e) {
     log_error("{}", e.what());

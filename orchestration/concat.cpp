@@ -167,11 +167,11 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
   ParametersPtr video_parameters;
   AVRational time_base, segment_time_base;
   {
-    const SegmentFile first_file(first.index, first.path);
-    if (checker) checker->check_header(first_file, first.index);
-    time_base = output_time_base(plan, output, first_file.video(), input.video());
-    segment_time_base = first_file.video().time_base;
-    video_parameters = output_video_parameters(first_file);
+    const std::unique_ptr<SegmentFile> first_file = first.open();
+    if (checker) checker->check_header(*first_file, first.index);
+    time_base = output_time_base(plan, output, first_file->video(), input.video());
+    segment_time_base = first_file->video().time_base;
+    video_parameters = output_video_parameters(*first_file);
   }
   MuxerOptions muxer_options;
   muxer_options.plan = plan;
@@ -222,12 +222,21 @@ ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& opti
   return result;
 }
 
-SegmentArrivals::SegmentArrivals(size_t segments) : finished_(segments, false) {}
+SegmentArrivals::SegmentArrivals(size_t segments) : progress_(segments, Progress::not_begun) {}
+
+void SegmentArrivals::writing(int index) {
+  {
+    std::lock_guard lock(mutex_);
+    Progress& p = progress_.at(size_t(index));
+    if (p == Progress::not_begun) p = Progress::writing;
+  }
+  changed_.notify_all();
+}
 
 void SegmentArrivals::finished(int index) {
   {
     std::lock_guard lock(mutex_);
-    finished_.at(size_t(index)) = true;
+    progress_.at(size_t(index)) = Progress::finished;
   }
   changed_.notify_all();
 }
@@ -240,10 +249,43 @@ void SegmentArrivals::abandon() {
   changed_.notify_all();
 }
 
+FileWriter SegmentArrivals::writer(int index) const {
+  if (abandoned_) return FileWriter::gone;
+  return progress_.at(size_t(index)) == Progress::finished ? FileWriter::finished : FileWriter::writing;
+}
+
 bool SegmentArrivals::wait_for(int index) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return abandoned_ || finished_.at(size_t(index)); });
+  changed_.wait(lock, [&] { return abandoned_ || progress_.at(size_t(index)) == Progress::finished; });
   return !abandoned_;
+}
+
+FileWriter SegmentArrivals::wait_for_writer(int index) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return abandoned_ || progress_.at(size_t(index)) != Progress::not_begun; });
+  return writer(index);
+}
+
+FileWriter SegmentArrivals::wait_for_finish(int index, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [&] { return abandoned_ || progress_.at(size_t(index)) == Progress::finished; });
+  return writer(index);
+}
+
+bool SegmentArrivals::abandoned() {
+  std::lock_guard lock(mutex_);
+  return abandoned_;
+}
+
+void announce_segment_writing(const Manifest& manifest, int index, SegmentArrivals& arrivals) {
+  // A file only: anything else there is not an earlier writer's, and the
+  // writer will say that it cannot write there.
+  const std::string path = manifest.writing_segment_path(index);
+  std::error_code ec;
+  if (fs::is_regular_file(fs::symlink_status(path, ec))) fs::remove(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw Error(ExitCode::io_error, fmt::format("{}: cannot remove it: {}", path, ec.message()));
+  arrivals.writing(index);
 }
 
 std::optional<ConcatResult> concat_segments_as_they_finish(const Manifest& manifest, SegmentArrivals& arrivals) {
@@ -253,8 +295,21 @@ std::optional<ConcatResult> concat_segments_as_they_finish(const Manifest& manif
   SegmentChecker checker(manifest);
   auto arrived = [&](size_t k) -> std::optional<SegmentToJoin> {
     if (k == manifest.segments.size()) return std::nullopt;
-    if (!arrivals.wait_for(int(k))) throw JoinAbandoned{};
-    return SegmentToJoin{int(k), manifest.segment_path(int(k))};
+    const int index = int(k);
+    SegmentToJoin segment;
+    segment.index = index;
+    segment.path = manifest.segment_path(index);
+    auto wait = [&arrivals, index](std::chrono::milliseconds t) { return arrivals.wait_for_finish(index, t); };
+    // The writer's file appears once its first frame is encoded.
+    for (FileWriter w = arrivals.wait_for_writer(index);; w = wait(GrowingFile::kPoll)) {
+      if (w == FileWriter::gone) throw JoinAbandoned{};
+      if (w == FileWriter::finished) return segment;
+      segment.growing = GrowingFile::open_if_there(manifest.writing_segment_path(index), wait);
+      if (segment.growing) {
+        segment.path = segment.growing->path();
+        return segment;
+      }
+    }
   };
   try {
     const std::optional<SegmentToJoin> first = arrived(0);
@@ -265,6 +320,9 @@ std::optional<ConcatResult> concat_segments_as_they_finish(const Manifest& manif
     return result;
   } catch (const JoinAbandoned&) {
     return std::nullopt;
+  } catch (...) {
+    if (arrivals.abandoned()) return std::nullopt;  // a segment read as it was written will not be finished
+    throw;
   }
 }
 

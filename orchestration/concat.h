@@ -2,12 +2,14 @@
 // Joins the segments of a plan into its output: video packets copied from the
 // segment files, never re-encoded; audio, subtitles and metadata copied once
 // from the input, so they are never cut at a seam.
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "orchestration/growing_file.h"
 #include "orchestration/manifest.h"
 
 namespace sp {
@@ -35,25 +37,43 @@ struct ConcatResult {
 // renamed when complete.
 ConcatResult concat_segments(const Manifest& manifest, const ConcatOptions& options);
 
-// Segments of a run in progress, announced as they finish, in any order.
+// Segments of a run in progress, announced as their workers begin and
+// finish them, in any order.
 class SegmentArrivals {
  public:
   explicit SegmentArrivals(size_t segments);
+  // Its worker begins it: the file under Manifest::writing_segment_path, once
+  // there, is that worker's (see announce_segment_writing).
+  void writing(int index);
   void finished(int index);  // its final file is in place
   void abandon();            // the rest will not come (a failure, Ctrl-C)
   // Blocks until segment `index` is finished (true) or the run is abandoned.
   bool wait_for(int index);
+  // Blocks until its worker has begun it (writing), it is finished, or the
+  // run is abandoned (gone).
+  FileWriter wait_for_writer(int index);
+  // The same, waiting at most `timeout` for it to finish.
+  FileWriter wait_for_finish(int index, std::chrono::milliseconds timeout);
+  bool abandoned();
 
  private:
+  enum class Progress : unsigned char { not_begun, writing, finished };
+  FileWriter writer(int index) const;  // with the mutex held
+
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<bool> finished_;
+  std::vector<Progress> progress_;
   bool abandoned_ = false;
 };
 
-// The concat of a `--jobs` run, joining each segment as soon as it and those
-// before it are finished, so that only the last ones are copied after the
-// workers end. Each segment is checked as it comes; a failed check throws
+// Before a worker begins segment `index`: removes what an earlier run may
+// have left under its writer's temporary name, then announces it.
+void announce_segment_writing(const Manifest& manifest, int index, SegmentArrivals& arrivals);
+
+// The concat of a `--jobs` run, joining each segment as its worker writes it
+// once those before it are joined (a segment whose worker has not been
+// announced as writing it, once it is finished), so that the run ends a
+// moment after its last worker. Each segment is checked as it comes; a failed check throws
 // (the temporary output is removed, the output untouched). Returns nullopt,
 // having removed the temporary output, when the arrivals are abandoned.
 std::optional<ConcatResult> concat_segments_as_they_finish(const Manifest& manifest, SegmentArrivals& arrivals);

@@ -82,7 +82,7 @@ bool JoinedVideo::read(AVPacket* packet) {
     if (!file_) {
       const std::optional<SegmentToJoin> s = segments_(next_segment_++);
       if (!s) return false;
-      auto file = std::make_unique<SegmentFile>(s->index, s->path);
+      std::unique_ptr<SegmentFile> file = s->open();
       names_.push_back(file->name());
       std::optional<SegmentFrameCheck> check;
       if (checker_) {

@@ -15,6 +15,7 @@ extern "C" {
 #include <sstream>
 #include <vector>
 
+#include "codecs/muxer.h"
 #include "pipeline/errors.h"
 
 namespace sp {
@@ -157,6 +158,8 @@ std::string Manifest::segment_path(int index) const {
 }
 
 std::string Manifest::partial_segment_path(int index) const { return segment_path(index) + ".partial"; }
+
+std::string Manifest::writing_segment_path(int index) const { return temporary_output_path(partial_segment_path(index)); }
 
 std::string Manifest::segment_stats_path(int index) const {
   return (std::filesystem::path(workdir) / fmt::format("segment_{:04}.stats.json", index)).string();

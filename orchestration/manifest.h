@@ -78,6 +78,9 @@ struct Manifest {
 
   std::string segment_path(int index) const;          // workdir/file
   std::string partial_segment_path(int index) const;  // written there, renamed to segment_path when complete
+  // Where its worker's writer has it while writing (a temporary name beside
+  // the partial one, as for any output), for a concat that reads it as it grows.
+  std::string writing_segment_path(int index) const;
   std::string segment_stats_path(int index) const;    // its worker's --stats-json, for the run's stats
 };
 

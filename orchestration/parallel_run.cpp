@@ -107,6 +107,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
   WorkersOutcome workers;
   std::optional<ConcatResult> joined;
   double workers_seconds = 0;
+  std::optional<Clock::time_point> joined_at;
   {
     // The concat joins each segment as it and those before it finish, in
     // either mode: the run ends a moment after its last worker.
@@ -118,6 +119,10 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     workers_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     // The GPUs' contexts go while the last segments are joined, not at exit
     // (0.1-0.25 s a GPU; a no-op in a library's host: pipeline/device.h).
+    // The run's clock stops when the output is complete, as a single run's
+    // does before its process lets its GPU go (a context with halftone's
+    // pools took 0.9-1.2 s to release on an H100): that goes to
+    // gpu_release_seconds.
     std::future<void> released;
     if (workers_as_threads(o))
       released = std::async(std::launch::async, [devices = worker_devices(o)] {
@@ -129,11 +134,13 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
       });
     try {
       joined = concat.finish();
+      if (joined) joined_at = Clock::now();
     } catch (const Error&) {
       // Ctrl-C ends the concat too; what was finished is joined below.
       if (!interrupted()) throw;
     }
   }
+  const double release_seconds = joined_at ? std::chrono::duration<double>(Clock::now() - *joined_at).count() : 0;
   if (workers.failure) {
     log_error("the finished segments stay in {}; the same command again redoes only the others", m.workdir);
     return workers.failure;
@@ -146,7 +153,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     concat.finished_prefix_only = was_interrupted;
     joined = concat_segments(m, concat);
   }
-  const double wall = o.plan_seconds + std::chrono::duration<double>(Clock::now() - t0).count();
+  const double wall = o.plan_seconds + std::chrono::duration<double>(joined_at.value_or(Clock::now()) - t0).count();
   // With worker threads most of the concat ran beside them: this is what was left after.
   const double concat_seconds = wall - o.plan_seconds - workers_seconds;
 
@@ -170,6 +177,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
                                   {"phases_seconds",
                                    {{"plan", o.plan_seconds}, {"workers", workers_seconds}, {"concat", concat_seconds}}},
                                   {"fps", wall > 0 ? joined->frames / wall : 0},
+                                  {"gpu_release_seconds", release_seconds},
                                   {"result", was_interrupted ? "interrupted" : "ok"},
                                   {"segments", segments}};
     std::ofstream out(o.stats_json_path);

@@ -14,10 +14,43 @@ namespace sp {
 
 SegmentFile::SegmentFile(int index, const std::string& path)
     : name_(fmt::format("segment {} ({})", index, path)), log_watch_(std::make_unique<FfmpegLogWatch>()) {
+  open(path);
+}
+
+SegmentFile::SegmentFile(int index, std::shared_ptr<GrowingFile> growing)
+    : name_(fmt::format("segment {} ({}, as it is written)", index, growing->path())),
+      growing_(std::move(growing)),
+      log_watch_(std::make_unique<FfmpegLogWatch>()) {
+  constexpr int kBufferBytes = 1 << 16;
+  auto* buffer = static_cast<unsigned char*>(av_malloc(kBufferBytes));
+  if (buffer) growing_io_ = avio_alloc_context(buffer, kBufferBytes, 0, this, &SegmentFile::read_growing, nullptr, nullptr);
+  if (!growing_io_) {
+    av_free(buffer);
+    throw std::bad_alloc();
+  }
+  growing_io_->seekable = 0;
+  try {
+    open(growing_->path());
+  } catch (...) {
+    av_freep(&growing_io_->buffer);
+    avio_context_free(&growing_io_);
+    throw;
+  }
+}
+
+int SegmentFile::read_growing(void* opaque, uint8_t* buffer, int size) {
+  auto* self = static_cast<SegmentFile*>(opaque);
+  const int n = self->growing_->read_at(buffer, size, self->growing_offset_);
+  if (n > 0) self->growing_offset_ += n;
+  return n;
+}
+
+void SegmentFile::open(const std::string& path) {
   const AVInputFormat* nut = av_find_input_format(kSegmentFormat);
   if (!nut) throw Error(ExitCode::unavailable, std::string("this FFmpeg cannot read ") + kSegmentFormat);
   context_ = avformat_alloc_context();
   if (!context_) throw std::bad_alloc();
+  context_->pb = growing_io_;  // null: the file by its name
   log_watch_->watch(context_);
   const int r = avformat_open_input(&context_, path.c_str(), nut, nullptr);  // frees the context on failure
   if (r < 0) fail("is not a readable segment file: " + av_error_text(r));
@@ -57,6 +90,10 @@ void SegmentFile::check_opened() {
 SegmentFile::~SegmentFile() {
   log_watch_.reset();
   avformat_close_input(&context_);
+  if (growing_io_) {  // a caller's AVIOContext outlives the format context
+    av_freep(&growing_io_->buffer);
+    avio_context_free(&growing_io_);
+  }
 }
 
 void SegmentFile::fail(const std::string& what) const {

@@ -13,6 +13,7 @@ extern "C" {
 #include <vector>
 
 #include "codecs/ffmpeg_util.h"
+#include "orchestration/growing_file.h"
 #include "orchestration/manifest.h"
 
 namespace sp {
@@ -22,6 +23,9 @@ namespace sp {
 class SegmentFile {
  public:
   SegmentFile(int index, const std::string& path);
+  // A segment its worker is still writing, read as it grows: never seeked,
+  // so the demuxer reads no index from its end.
+  SegmentFile(int index, std::shared_ptr<GrowingFile> growing);
   ~SegmentFile();
   SegmentFile(const SegmentFile&) = delete;
   SegmentFile& operator=(const SegmentFile&) = delete;
@@ -36,10 +40,15 @@ class SegmentFile {
   const std::string& name() const { return name_; }
 
  private:
+  void open(const std::string& path);
   void check_opened();
   [[noreturn]] void fail(const std::string& what) const;
+  static int read_growing(void* opaque, uint8_t* buffer, int size);
 
   std::string name_;
+  std::shared_ptr<GrowingFile> growing_;
+  int64_t growing_offset_ = 0;
+  AVIOContext* growing_io_ = nullptr;
   AVFormatContext* context_ = nullptr;
   int64_t timestamp_offset_ = 0;  // in the stream's time base
   std::unique_ptr<FfmpegLogWatch> log_watch_;  // last: stops watching before the context goes
@@ -51,6 +60,11 @@ struct SegmentToJoin {
   std::string path;
   bool unfinished = false;  // the partial file of an interrupted segment
   int64_t frames = 0;
+  std::shared_ptr<GrowingFile> growing;  // set while its worker writes it: read as it grows
+
+  std::unique_ptr<SegmentFile> open() const {
+    return growing ? std::make_unique<SegmentFile>(index, growing) : std::make_unique<SegmentFile>(index, path);
+  }
 };
 
 // One segment's frames, checked as they are read: each with a timestamp,

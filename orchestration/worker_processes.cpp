@@ -154,6 +154,7 @@ WorkersOutcome run_worker_processes(const Manifest& m, const ParallelRunOptions&
       } else if (!o.devices.empty()) {
         device = o.devices[size_t(slot++) % o.devices.size()];
       }
+      announce_segment_writing(m, next, arrivals);
       Worker w = spawn_worker(m, next++, device, o);
       running.emplace(w.pid, std::move(w));
     }

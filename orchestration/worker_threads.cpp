@@ -17,8 +17,9 @@ namespace sp {
 namespace {
 
 // run_segment's exit code; its errors are logged here, as main() would for a worker process.
-int run_segment_reporting(const Manifest& m, int index, const WorkerOverrides& overrides) {
+int run_segment_reporting(const Manifest& m, int index, const WorkerOverrides& overrides, SegmentArrivals& arrivals) {
   try {
+    announce_segment_writing(m, index, arrivals);
     return run_segment(m, index, overrides);
   } catch (const Error& e) {
     log_error("{}", e.what());
@@ -57,7 +58,7 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
       w.stop = &stop;
       w.progress_sink = &counts[size_t(index)];
       w.kept_decoder = &decoder;
-      const int code = run_segment_reporting(m, index, w);
+      const int code = run_segment_reporting(m, index, w, arrivals);
       set_thread_log_context("");
       std::lock_guard lock(mutex);
       outcome.exit_codes[index] = code;
