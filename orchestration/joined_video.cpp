@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "pipeline/errors.h"
+#include "pipeline/log.h"
 
 namespace sp {
 
@@ -84,6 +85,7 @@ bool JoinedVideo::read(AVPacket* packet) {
       if (!s) return false;
       std::unique_ptr<SegmentFile> file = s->open();
       names_.push_back(file->name());
+      log_debug("joining {}", file->name());
       std::optional<SegmentFrameCheck> check;
       if (checker_) {
         checker_->check_header(*file, s->index);
@@ -92,6 +94,7 @@ bool JoinedVideo::read(AVPacket* packet) {
       file_ = std::make_unique<SegmentReadAhead>(std::move(file), std::move(check));
     }
     if (file_->next(packet)) break;
+    log_debug("joined {}", file_->file().name());
     file_.reset();
   }
   if (packet->pts == AV_NOPTS_VALUE)
