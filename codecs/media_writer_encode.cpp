@@ -317,7 +317,7 @@ void MediaWriter::publish_output() {
     log_warning("{}: no picture was written; the output was left as it was", name_);
     return;
   }
-  std::filesystem::rename(temporary, plan_.ffmpeg_url, ec);
+  move_into_place(temporary, plan_.ffmpeg_url, ec);
   if (ec) throw Error(ExitCode::io_error, name_ + ": cannot rename " + temporary + " to it: " + ec.message());
 }
 

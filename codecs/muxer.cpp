@@ -107,6 +107,29 @@ std::string temporary_output_path(const std::string& path) {
   return (p.parent_path() / ("." + p.filename().string() + ".partial")).string();
 }
 
+void move_into_place(const std::string& temporary, const std::string& path, std::error_code& error) {
+  namespace fs = std::filesystem;
+  error.clear();
+  if (!fs::is_regular_file(fs::symlink_status(path, error))) {
+    error.clear();
+    fs::rename(temporary, path, error);
+    return;
+  }
+  const fs::path p(path);
+  fs::path aside_path = p;
+  aside_path.replace_filename(".replaced." + p.filename().string());
+  const std::string aside = aside_path.string();
+  fs::rename(path, aside, error);
+  if (error) return;
+  fs::rename(temporary, path, error);
+  std::error_code ignored;
+  if (error) {
+    fs::rename(aside, path, ignored);
+    return;
+  }
+  fs::remove(aside, ignored);
+}
+
 bool written_in_place(const std::string& path) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);

@@ -188,7 +188,7 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
     const Joined joined = join(joined_video, input, muxer, whole_video);
     muxer.finish();
     std::error_code ec;
-    if (!in_place) fs::rename(muxer_options.plan.ffmpeg_url, output, ec);
+    if (!in_place) move_into_place(muxer_options.plan.ffmpeg_url, output, ec);
     if (ec) throw Error(ExitCode::io_error, fmt::format("{}: cannot rename {} to it: {}", output, muxer_options.plan.ffmpeg_url, ec.message()));
     result.frames = joined.frames;
     result.packets_copied = joined.packets_copied;

@@ -248,14 +248,14 @@ std::vector<SegmentToJoin> segments_to_join(const Manifest& manifest, bool finis
     const std::string final_path = manifest.segment_path(plan.index);
     const std::string partial_path = manifest.partial_segment_path(plan.index);
     if (is_file(final_path)) {
-      if (!first_missing) chosen.push_back({plan.index, final_path});
+      if (!first_missing) chosen.push_back({plan.index, final_path, false, 0, nullptr});
       continue;
     }
     const bool partial = is_file(partial_path);
     // A worker still writing (or killed while writing) has only the writer's hidden temporary file.
-    const bool started = partial || is_file(temporary_output_path(partial_path));
+    const bool started = partial || is_file(manifest.writing_segment_path(plan.index));
     if (finished_prefix_only) {
-      if (partial) chosen.push_back({plan.index, partial_path, true});
+      if (partial) chosen.push_back({plan.index, partial_path, true, 0, nullptr});
       break;
     }
     ++not_finished;
