@@ -43,6 +43,10 @@ void use_cuda_device(int device);
 // CUDA_VISIBLE_DEVICES's entry for this process's ordinal (an index, or a
 // GPU's UUID): what a child process must be given to see the same GPU.
 std::string visible_device_entry(int ordinal);
+// CUDA_VISIBLE_DEVICES for ordinals 0..count-1 of the GPUs visible now, never
+// one the environment hides: an ordinal past its list stays past it (and is
+// refused as a GPU that does not exist).
+std::string visible_devices_up_to(int count);
 // Keeps only ordinals 0..count-1 visible, where CUDA has not started in this
 // process yet (stylepipe::restrict_cuda_devices).
 void restrict_cuda_visibility(int count);

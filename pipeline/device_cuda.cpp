@@ -109,9 +109,7 @@ void use_cuda_device(int device) {
 void restrict_cuda_visibility(int count) {
   // cuda_device_available() has probed the driver once it has an answer: too late then.
   if (count <= 0 || g_runtime_used || cuda_probed()) return;
-  std::string entries;
-  for (int i = 0; i < count; ++i) entries += (i ? "," : "") + visible_device_entry(i);
-  setenv("CUDA_VISIBLE_DEVICES", entries.c_str(), 1);
+  setenv("CUDA_VISIBLE_DEVICES", visible_devices_up_to(count).c_str(), 1);
 }
 
 void start_cuda_context() {
