@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "codecs/muxer.h"
+#include "pipeline/background_removal.h"
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
 
@@ -46,6 +47,7 @@ TEST(MoveIntoPlace, ReplacesAnExistingFileAndLeavesNothingBeside) {
   move_into_place(temporary, output, ec);
   EXPECT_FALSE(ec) << ec.message();
   EXPECT_EQ(read(output), finished);
+  wait_for_background_removals();
   EXPECT_EQ(names_in(dir), std::vector<std::string>{"out.mp4"});
 }
 

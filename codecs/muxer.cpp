@@ -6,10 +6,12 @@
 #include <cerrno>
 
 #include <filesystem>
+#include <vector>
 
 #include "codecs/muxer_names.h"
 #include "codecs/pipe_splicer.h"
 #include "codecs/video_parameters_tag.h"
+#include "pipeline/background_removal.h"
 #include "pipeline/log.h"
 
 namespace sp {
@@ -127,7 +129,7 @@ void move_into_place(const std::string& temporary, const std::string& path, std:
     fs::rename(aside, path, ignored);
     return;
   }
-  fs::remove(aside, ignored);
+  remove_in_background(aside);
 }
 
 bool written_in_place(const std::string& path) {

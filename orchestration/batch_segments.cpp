@@ -5,6 +5,7 @@
 
 #include "orchestration/auto_jobs.h"
 #include "orchestration/json_file.h"
+#include "pipeline/background_removal.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 
@@ -124,8 +125,7 @@ SegmentedOutcome SegmentedClip::finish(bool interrupted) {
   out.stats = {{"workdir", manifest_.workdir}, {"segments", list}};
   if (joined_) {
     out.frames = joined_->frames;
-    std::error_code ec;
-    fs::remove_all(manifest_.workdir, ec);
+    remove_in_background(manifest_.workdir);
     return out;
   }
   auto fail = [&](int code, const std::string& error) {

@@ -186,7 +186,9 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
     JoinedVideo joined_video(std::move(segments), segment_time_base, video_parameters->video_delay,
                              muxer.video_stream()->time_base, checker);
     const Joined joined = join(joined_video, input, muxer, whole_video);
+    log_debug("{}: every packet joined", output);
     muxer.finish();
+    log_debug("{}: finished", output);
     std::error_code ec;
     if (!in_place) move_into_place(muxer_options.plan.ffmpeg_url, output, ec);
     if (ec) throw Error(ExitCode::io_error, fmt::format("{}: cannot rename {} to it: {}", output, muxer_options.plan.ffmpeg_url, ec.message()));

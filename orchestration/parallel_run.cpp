@@ -15,6 +15,7 @@
 #include "orchestration/json_file.h"
 #include "orchestration/workers.h"
 #include "pipeline/device.h"
+#include "pipeline/background_removal.h"
 #include "pipeline/errors.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
@@ -192,8 +193,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
            joined->segments, joined->frames, wall, joined->frames / wall, o.plan_seconds, workers_seconds,
            concat_seconds, joined->output);
   if (!o.keep_segments) {
-    std::error_code ec;
-    fs::remove_all(m.workdir, ec);
+    remove_in_background(m.workdir);
   }
   return 0;
 }
