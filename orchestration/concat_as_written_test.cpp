@@ -34,23 +34,14 @@ std::string packets_of(const std::string& file) {
 class ConcatAsWritten : public testing::Test {
  protected:
   void SetUp() override {
-    ClipSettings clip = random_clip(rng_);
-    clip.gop = 4 + int(rng_() % 5);
-    clip.seconds = 3 + double(rng_() % 10) / 10;
-    const std::string input = make_clip(dir_, clip, rng_);
-    std::vector<int64_t> cuts;
-    const std::vector<int64_t> keyframes = probe_video_packets(input).keyframe_pts;
-    cuts.assign(keyframes.begin() + 1, keyframes.end());
-    ASSERT_GE(cuts.size(), 3u) << "the clip has too few keyframes";
-    std::shuffle(cuts.begin(), cuts.end(), rng_);
-    cuts.resize(2 + rng_() % 2);
-    std::sort(cuts.begin(), cuts.end());
+    const ClipWithCuts clip = short_clip_with_cuts(dir_, rng_);
+    ASSERT_FALSE(HasFailure());
     ManifestOutput output;
     const bool x264 = rng_() % 2;
     output.path = dir_.file(x264 ? "joined.mp4" : "joined.mkv");
     output.codec = x264 ? "libx264" : "ffv1";
     output.preset = "veryfast";
-    manifest_ = make_manifest(input, cuts, output, dir_.path().string(), "plan-" + std::to_string(rng_()));
+    manifest_ = make_manifest(clip.input, clip.cuts, output, dir_.path().string(), "plan-" + std::to_string(rng_()));
     ASSERT_NO_FATAL_FAILURE(run_all_segments(manifest_, {}));
     concat_segments(manifest_, {});
     joined_from_files_ = packets_of(manifest_.output.path);

@@ -27,17 +27,11 @@ namespace fs = std::filesystem;
 class ConcatChecks : public testing::Test {
  protected:
   void SetUp() override {
-    ClipSettings clip = random_clip(rng_);
-    clip.gop = 4 + int(rng_() % 5);
-    clip.seconds = 3 + double(rng_() % 10) / 10;
-    input_ = make_clip(dir_, clip, rng_);
-    const VideoPackets packets = probe_video_packets(input_);
-    frame_pts_ = packets.pts;
-    std::vector<int64_t> cuts(packets.keyframe_pts.begin() + 1, packets.keyframe_pts.end());
-    ASSERT_GE(cuts.size(), 3u) << "the clip has too few keyframes";
-    std::shuffle(cuts.begin(), cuts.end(), rng_);
-    cuts.resize(2 + rng_() % 2);
-    std::sort(cuts.begin(), cuts.end());
+    const ClipWithCuts clip = short_clip_with_cuts(dir_, rng_);
+    ASSERT_FALSE(HasFailure());
+    input_ = clip.input;
+    frame_pts_ = clip.packets.pts;
+    const std::vector<int64_t>& cuts = clip.cuts;
     ManifestOutput output;
     output.path = dir_.file("joined.mkv");
     output.codec = "ffv1";

@@ -119,6 +119,29 @@ inline std::string make_clip(const TempDir& dir, const ClipSettings& c, std::mt1
   return path;
 }
 
+// A random clip of 3-3.9 s with a keyframe every 4-8 frames, and two or
+// three of its keyframes (never the first) as cuts: three or four segments.
+struct ClipWithCuts {
+  std::string input;
+  VideoPackets packets;
+  std::vector<int64_t> cuts;
+};
+inline ClipWithCuts short_clip_with_cuts(const TempDir& dir, std::mt19937_64& rng) {
+  ClipSettings clip = random_clip(rng);
+  clip.gop = 4 + int(rng() % 5);
+  clip.seconds = 3 + double(rng() % 10) / 10;
+  ClipWithCuts c;
+  c.input = make_clip(dir, clip, rng);
+  c.packets = probe_video_packets(c.input);
+  c.cuts.assign(c.packets.keyframe_pts.begin() + 1, c.packets.keyframe_pts.end());
+  EXPECT_GE(c.cuts.size(), 3u) << "the clip has too few keyframes";
+  if (c.cuts.size() < 3) return c;
+  std::shuffle(c.cuts.begin(), c.cuts.end(), rng);
+  c.cuts.resize(2 + rng() % 2);
+  std::sort(c.cuts.begin(), c.cuts.end());
+  return c;
+}
+
 // 1 to 3 distinct keyframes after the first, increasing.
 inline std::vector<int64_t> random_cuts(const std::vector<int64_t>& keyframes, std::mt19937_64& rng) {
   std::vector<int64_t> candidates(keyframes.begin() + 1, keyframes.end());
