@@ -110,8 +110,8 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
   double workers_seconds = 0;
   std::optional<Clock::time_point> joined_at;
   {
-    // The concat joins each segment as it and those before it finish, in
-    // either mode: the run ends a moment after its last worker.
+    // The concat joins each segment as its worker writes it, in either mode:
+    // the run ends a moment after its last worker.
     SegmentArrivals arrivals(m.segments.size());
     std::atomic<bool> stop{false};
     StreamedConcat concat(m, arrivals, stop);
@@ -121,9 +121,8 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     // The GPUs' contexts go while the last segments are joined, not at exit
     // (0.1-0.25 s a GPU; a no-op in a library's host: pipeline/device.h).
     // The run's clock stops when the output is complete, as a single run's
-    // does before its process lets its GPU go (a context with halftone's
-    // pools took 0.9-1.2 s to release on an H100): that goes to
-    // gpu_release_seconds.
+    // does before its process lets its GPU go; what the release takes after
+    // that is gpu_release_seconds.
     std::future<void> released;
     if (workers_as_threads(o))
       released = std::async(std::launch::async, [devices = worker_devices(o)] {
