@@ -47,6 +47,7 @@ int GrowingFile::read_at(uint8_t* buffer, int size, int64_t offset) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return AVERROR(errno);
     if (finished) return AVERROR_EOF;
+    if (cancelled_) return AVERROR_EXIT;
     switch (wait_(kPoll)) {
       case FileWriter::writing: break;
       case FileWriter::finished: finished = true; break;

@@ -2,6 +2,7 @@
 // A file read while another thread or process still writes it: the concat
 // joins a segment as its worker makes it, so that the run ends a moment after
 // its last worker instead of a copy of the last segments later.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -35,6 +36,9 @@ class GrowingFile {
   // not be finished), or another AVERROR. Blocks while the writer has
   // written no more. Readers share one GrowingFile, each with its offset.
   int read_at(uint8_t* buffer, int size, int64_t offset);
+  // From any thread: reads that wait, or would, end with AVERROR_EXIT (a
+  // reader that is given up: the join failed while the writer still writes).
+  void cancel() { cancelled_ = true; }
 
   const std::string& path() const { return path_; }
 
@@ -42,6 +46,7 @@ class GrowingFile {
   std::string path_;
   WaitForWriter wait_;
   int fd_ = -1;
+  std::atomic<bool> cancelled_{false};
 
   struct Opened {
     int fd;

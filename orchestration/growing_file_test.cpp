@@ -102,6 +102,25 @@ TEST(GrowingFile, AWriterThatIsGoneEndsTheReadWithAnExit) {
   EXPECT_TRUE(got == bytes);
 }
 
+TEST(GrowingFile, ACancelledReadEndsWhileTheWriterStillWrites) {
+  std::mt19937_64 rng(fresh_seed() ^ 0x962);
+  TempDir dir;
+  const std::string path = dir.file("growing.bin");
+  const std::string bytes = random_bytes(rng, 1000 + rng() % 10000);
+  std::ofstream(path, std::ios::binary) << bytes;
+  TestWriter writer;  // writing, and never done
+  GrowingFile file(path, writer.wait());
+  std::thread cancel([&] {
+    std::this_thread::sleep_for(20ms);
+    file.cancel();
+  });
+  int last = 0;
+  const std::string got = read_all(file, rng, &last);
+  cancel.join();
+  EXPECT_EQ(last, AVERROR_EXIT);
+  EXPECT_TRUE(got == bytes);
+}
+
 TEST(GrowingFile, OpenIfThereIsNullForAMissingFileAndThrowsForAnUnreadableOne) {
   TempDir dir;
   TestWriter writer;

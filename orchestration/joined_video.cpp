@@ -18,6 +18,7 @@ SegmentReadAhead::~SegmentReadAhead() {
     stop_ = true;
   }
   changed_.notify_all();
+  file_->stop_waiting();  // a join that fails does not wait for a writer to finish
   reader_.join();
 }
 

@@ -36,6 +36,10 @@ class SegmentFile {
   // times are the encoder's, less the offset a writer that kept B-frames
   // added (kTimestampOffsetTag); decode times only where the demuxer derives them.
   bool read(AVPacket* packet);
+  // A segment read as it grows: a read waiting for its writer ends (an error).
+  void stop_waiting() {
+    if (growing_) growing_->cancel();
+  }
   // "segment 3 (/work/segment_0003.nut)"
   const std::string& name() const { return name_; }
 
