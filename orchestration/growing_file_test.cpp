@@ -11,6 +11,7 @@ extern "C" {
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -83,42 +84,33 @@ TEST(GrowingFile, ReadsEveryByteAsItIsWrittenAndEndsOnlyOnceTheWriterFinished) {
   EXPECT_TRUE(got == bytes) << "the bytes read differ from those written";
 }
 
-TEST(GrowingFile, AWriterThatIsGoneEndsTheReadWithAnExit) {
-  std::mt19937_64 rng(fresh_seed() ^ 0x961);
+// A reader at the end of what a writer wrote, which `end` stops from another
+// thread 20 ms later: the read ends with AVERROR_EXIT, every byte read.
+void expect_read_ended_by(uint64_t seed, const std::function<void(TestWriter&, GrowingFile&)>& end) {
+  std::mt19937_64 rng(seed);
   TempDir dir;
   const std::string path = dir.file("growing.bin");
   const std::string bytes = random_bytes(rng, 1000 + rng() % 10000);
   std::ofstream(path, std::ios::binary) << bytes;
-  TestWriter writer;
+  TestWriter writer;  // writing, and not done
   GrowingFile file(path, writer.wait());
-  std::thread give_up([&] {
+  std::thread stop([&] {
     std::this_thread::sleep_for(20ms);
-    writer.state = FileWriter::gone;
+    end(writer, file);
   });
   int last = 0;
   const std::string got = read_all(file, rng, &last);
-  give_up.join();
+  stop.join();
   EXPECT_EQ(last, AVERROR_EXIT);
   EXPECT_TRUE(got == bytes);
 }
 
+TEST(GrowingFile, AWriterThatIsGoneEndsTheReadWithAnExit) {
+  expect_read_ended_by(fresh_seed() ^ 0x961, [](TestWriter& writer, GrowingFile&) { writer.state = FileWriter::gone; });
+}
+
 TEST(GrowingFile, ACancelledReadEndsWhileTheWriterStillWrites) {
-  std::mt19937_64 rng(fresh_seed() ^ 0x962);
-  TempDir dir;
-  const std::string path = dir.file("growing.bin");
-  const std::string bytes = random_bytes(rng, 1000 + rng() % 10000);
-  std::ofstream(path, std::ios::binary) << bytes;
-  TestWriter writer;  // writing, and never done
-  GrowingFile file(path, writer.wait());
-  std::thread cancel([&] {
-    std::this_thread::sleep_for(20ms);
-    file.cancel();
-  });
-  int last = 0;
-  const std::string got = read_all(file, rng, &last);
-  cancel.join();
-  EXPECT_EQ(last, AVERROR_EXIT);
-  EXPECT_TRUE(got == bytes);
+  expect_read_ended_by(fresh_seed() ^ 0x962, [](TestWriter&, GrowingFile& file) { file.cancel(); });
 }
 
 TEST(GrowingFile, OpenIfThereIsNullForAMissingFileAndThrowsForAnUnreadableOne) {
