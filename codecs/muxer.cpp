@@ -106,7 +106,7 @@ void Muxer::close_file() {
 
 std::string temporary_output_path(const std::string& path) {
   const std::filesystem::path p(path);
-  return (p.parent_path() / ("." + p.filename().string() + ".partial")).string();
+  return (p.parent_path() / (std::string(".") + p.filename().string() + ".partial")).string();
 }
 
 void move_into_place(const std::string& temporary, const std::string& path, std::error_code& error) {
