@@ -256,12 +256,6 @@ FileWriter SegmentArrivals::writer(int index) const {
   return progress_.at(size_t(index)) == Progress::finished ? FileWriter::finished : FileWriter::writing;
 }
 
-bool SegmentArrivals::wait_for(int index) {
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return abandoned_ || progress_.at(size_t(index)) == Progress::finished; });
-  return !abandoned_;
-}
-
 FileWriter SegmentArrivals::wait_for_writer(int index) {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return abandoned_ || progress_.at(size_t(index)) != Progress::not_begun; });

@@ -47,12 +47,10 @@ class SegmentArrivals {
   void writing(int index);
   void finished(int index);  // its final file is in place
   void abandon();            // the rest will not come (a failure, Ctrl-C)
-  // Blocks until segment `index` is finished (true) or the run is abandoned.
-  bool wait_for(int index);
   // Blocks until its worker has begun it (writing), it is finished, or the
   // run is abandoned (gone).
   FileWriter wait_for_writer(int index);
-  // The same, waiting at most `timeout` for it to finish.
+  // Waits at most `timeout` for it to finish, and says where it is then.
   FileWriter wait_for_finish(int index, std::chrono::milliseconds timeout);
   bool abandoned();
 
