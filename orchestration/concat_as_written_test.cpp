@@ -67,13 +67,7 @@ class ConcatAsWritten : public testing::Test {
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 10));  // the encoder's first frame
     const std::string& bytes = bytes_[size_t(k)];
     std::ofstream out(writing, std::ios::binary);
-    for (size_t at = 0; at < std::min(bytes.size(), stop_after);) {
-      const size_t n = std::min(bytes.size() - at, size_t(1 + rng() % 6000));
-      out.write(bytes.data() + at, std::streamsize(n));
-      out.flush();
-      at += n;
-      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 1500));
-    }
+    write_in_pieces(out, std::string_view(bytes).substr(0, stop_after), rng, 6000, std::chrono::microseconds(1500));
     out.close();
     if (stop_after < bytes.size()) return;
     fs::rename(writing, manifest_.partial_segment_path(k));

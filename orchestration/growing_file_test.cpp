@@ -66,13 +66,7 @@ TEST(GrowingFile, ReadsEveryByteAsItIsWrittenAndEndsOnlyOnceTheWriterFinished) {
   GrowingFile file(path, writer.wait());
   std::thread write([&, seed = rng()] {
     std::mt19937_64 r(seed);
-    for (size_t at = 0; at < bytes.size();) {
-      const size_t n = std::min(bytes.size() - at, size_t(1 + r() % 9000));
-      out.write(bytes.data() + at, std::streamsize(n));
-      out.flush();
-      at += n;
-      std::this_thread::sleep_for(std::chrono::microseconds(r() % 3000));
-    }
+    write_in_pieces(out, bytes, r, 9000, 3000us);
     out.close();
     writer.state = FileWriter::finished;
   });

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -125,6 +126,17 @@ int decoded_video_frames(const std::string& file) {
     return r.exit_code == 0 ? std::stoi(r.output) : -1;
   } catch (...) {
     return -1;
+  }
+}
+
+void write_in_pieces(std::ostream& out, std::string_view bytes, std::mt19937_64& rng, size_t max_piece,
+                     std::chrono::microseconds max_pause) {
+  for (size_t at = 0; at < bytes.size();) {
+    const size_t n = std::min(bytes.size() - at, size_t(1 + rng() % max_piece));
+    out.write(bytes.data() + at, std::streamsize(n));
+    out.flush();
+    at += n;
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % uint64_t(max_pause.count())));
   }
 }
 

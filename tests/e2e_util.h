@@ -1,8 +1,12 @@
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <ostream>
+#include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>  // the full header is heavy: the tests that read JSON include it
@@ -24,6 +28,12 @@ nlohmann::json read_json(const std::string& path);
 // `stylepipe run CONFIG` on the CPU backend.
 std::string run_parallel_cmd(const std::string& config, const std::string& in, const std::string& out,
                              const std::string& flags);
+
+// Writes `bytes` as a streaming writer does, for a reader that follows the
+// file: pieces of 1 to `max_piece` bytes, each flushed, with a pause of up to
+// `max_pause` after each.
+void write_in_pieces(std::ostream& out, std::string_view bytes, std::mt19937_64& rng, size_t max_piece,
+                     std::chrono::microseconds max_pause);
 
 // A fresh temporary directory removed at destruction.
 class TempDir {
