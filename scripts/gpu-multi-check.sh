@@ -13,7 +13,8 @@
 # Python module and runs its GPU tests (PyTorch, CuPy) and test_chain.
 # The --jobs values: PENCIL_1GPU_JOBS (default 4) and PENCIL_ALL_JOBS
 # (default 4 a GPU) for pencil on GPU 0 and on every GPU, HALFTONE_ALL_JOBS
-# (default 2 a GPU) for halftone on every GPU (on GPU 0 it is 2).
+# (default 2 a GPU) for halftone on every GPU, HALFTONE_1GPU_JOBS (default 2)
+# on GPU 0; HALFTONE_SKIP_SINGLE= (empty) adds a single run on GPU 0.
 # Usage: scripts/gpu-multi-check.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -110,11 +111,12 @@ NO_PEER=1 SKIP_SINGLE=1 JOBS="${PENCIL_ALL_JOBS:-$((4 * gpus))}" DEVICES=all TAG
   scripts/segments-bench.sh "$out/bench" || status=1
 
 step "halftone (GPU-bound) -> libx264 ultrafast: one GPU, every GPU"
-CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=1 JOBS=2 DEVICES=0 TAG=halftone_1gpu KEEP_OUTPUT=1 \
-  scripts/segments-bench.sh "$out/bench" || status=1
+halftone_1gpu_jobs=${HALFTONE_1GPU_JOBS:-2}
+CONFIG=configs/bench/halftone_gpu_bound.yaml NO_PEER=1 SKIP_SINGLE=${HALFTONE_SKIP_SINGLE-1} JOBS="$halftone_1gpu_jobs" \
+  DEVICES=0 TAG=halftone_1gpu KEEP_OUTPUT=1 scripts/segments-bench.sh "$out/bench" || status=1
 # The limit x264 puts on that chain: its output (dense dots, costly to
 # encode) through NVDEC and libx264 ultrafast, 4 ffmpeg processes a GPU side by side.
-halftone_out=$out/bench/halftone_1gpu_jobs2.mp4
+halftone_out=$out/bench/halftone_1gpu_jobs${halftone_1gpu_jobs%% *}.mp4
 if [ -f "$halftone_out" ]; then
   n=$((4 * gpus)) halftone_frames=$(ffprobe -v error -select_streams v:0 -count_packets \
     -show_entries stream=nb_read_packets -of csv=p=0 "$halftone_out")
