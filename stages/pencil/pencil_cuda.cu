@@ -3,11 +3,13 @@
 // branch (histogram, matching, optional CG solve) runs on the stage's stream.
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "pipeline/cuda_check.h"
+#include "pipeline/side_streams.h"
 #include "stages/pencil/pencil.h"
 #include "stages/pencil/pencil_cuda.h"
 
@@ -15,8 +17,7 @@ namespace sp::pencil {
 
 struct PencilStage::CudaState {
   // Created once per stage, reused across configures.
-  cudaStream_t stroke_stream = nullptr;
-  cudaEvent_t fork = nullptr, stroke_done = nullptr;
+  std::unique_ptr<SideStreams> stroke;  // the stroke branch's stream
   SolveStats* stats_host = nullptr;  // pinned; the last copied-back solve
 
   // Scratch (device), from the allocator at each configure.
@@ -94,9 +95,7 @@ gpu::DeviceStrokePlan upload_plan(ScratchAllocator& scratch, const LineKernelSet
 void PencilStage::configure_cuda(ScratchAllocator& scratch) {
   if (!cuda_) {
     cuda_ = new CudaState();
-    SP_CUDA_CHECK(cudaStreamCreateWithFlags(&cuda_->stroke_stream, cudaStreamNonBlocking));
-    SP_CUDA_CHECK(cudaEventCreateWithFlags(&cuda_->fork, cudaEventDisableTiming));
-    SP_CUDA_CHECK(cudaEventCreateWithFlags(&cuda_->stroke_done, cudaEventDisableTiming));
+    cuda_->stroke = std::make_unique<SideStreams>(1);
     SP_CUDA_CHECK(cudaMallocHost(&cuda_->stats_host, sizeof(SolveStats)));
   }
   CudaState& c = *cuda_;
@@ -152,12 +151,7 @@ void PencilStage::forget_history_cuda() {
 void PencilStage::release_cuda() {
   if (!cuda_) return;
   // Destructor path: no throwing; the stream may still hold this stage's work.
-  if (cuda_->stroke_stream) {
-    cudaStreamSynchronize(cuda_->stroke_stream);
-    cudaStreamDestroy(cuda_->stroke_stream);
-  }
-  if (cuda_->fork) cudaEventDestroy(cuda_->fork);
-  if (cuda_->stroke_done) cudaEventDestroy(cuda_->stroke_done);
+  cuda_->stroke.reset();
   if (cuda_->stats_host) cudaFreeHost(cuda_->stats_host);
   delete cuda_;
   cuda_ = nullptr;
@@ -168,13 +162,12 @@ void PencilStage::process_cuda(const RgbaView& in, const RgbaView& out, const Fr
   const int w = in.width, h = in.height;
 
   // Fork: the stroke branch on its own stream.
-  SP_CUDA_CHECK(cudaEventRecord(c.fork, stream));
-  SP_CUDA_CHECK(cudaStreamWaitEvent(c.stroke_stream, c.fork, 0));
-  SP_CUDA_CHECK(cudaMemsetAsync(c.range, 0, 2 * sizeof(uint32_t), c.stroke_stream));
-  gpu::launch_median_gradient(in, params_.gradient, c.gradient, c.stroke_stream);
-  gpu::launch_classify(c.gradient, w, h, c.classify_plan, c.classified, c.stroke_stream);
-  gpu::launch_draw(c.classified, w, h, c.draw_plan, c.sp, c.range, c.stroke_stream);
-  SP_CUDA_CHECK(cudaEventRecord(c.stroke_done, c.stroke_stream));
+  c.stroke->fork_from(stream);
+  const cudaStream_t stroke = c.stroke->stream(0);
+  SP_CUDA_CHECK(cudaMemsetAsync(c.range, 0, 2 * sizeof(uint32_t), stroke));
+  gpu::launch_median_gradient(in, params_.gradient, c.gradient, stroke);
+  gpu::launch_classify(c.gradient, w, h, c.classify_plan, c.classified, stroke);
+  gpu::launch_draw(c.classified, w, h, c.draw_plan, c.sp, c.range, stroke);
 
   // Tone branch on the stage's stream.
   SP_CUDA_CHECK(cudaMemsetAsync(c.counts, 0, kLevels * sizeof(uint32_t), stream));
@@ -210,7 +203,7 @@ void PencilStage::process_cuda(const RgbaView& in, const RgbaView& out, const Fr
   }
 
   // Join and combine.
-  SP_CUDA_CHECK(cudaStreamWaitEvent(stream, c.stroke_done, 0));
+  c.stroke->join_into(0, stream);
   args.sp = c.sp;
   args.range = c.range;
   args.range_state = c.range_state;
