@@ -11,6 +11,7 @@
 #include "orchestration/batch.h"
 #include "orchestration/output_pattern.h"
 #include "orchestration/parallel_run.h"
+#include "pipeline/cores.h"
 #include "pipeline/device.h"
 #include "pipeline/config.h"
 #include "pipeline/errors.h"
@@ -93,7 +94,7 @@ int run_batch(const TranscodeRequest& a) {
   // N encoders each taking every core would fight over them: each clip gets its share.
   if (o.jobs > 1 && !a.threads)
     o.clip.input.threads = o.clip.output.threads =
-        std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / o.jobs)));
+        std::max(1, int(std::lround(1.5 * sp::usable_cores() / o.jobs)));
   if (o.jobs > 1 && !reads_one_stream(a)) {
     o.long_clips = long_clip_rules(first, config, o);
     o.long_clips->auto_host = auto_host;

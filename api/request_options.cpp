@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <regex>
 #include <set>
-#include <thread>
 
 #include "orchestration/parallel_run.h"
+#include "pipeline/cores.h"
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
 #include "pipeline/stage_chain.h"
@@ -104,7 +104,7 @@ std::vector<sp::StageSpec> stage_specs(const sp::Config& config) {
 
 sp::AutoJobsHost auto_jobs_host(const TranscodeRequest& request) {
   sp::AutoJobsHost host;
-  host.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  host.cores = sp::usable_cores();
   if (request.backend == "cpu") return host;
   // A list naming GPUs that are not there is refused, CUDA or not.
   const std::vector<int> devices =

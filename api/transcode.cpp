@@ -17,6 +17,7 @@
 #include "orchestration/concat.h"
 #include "orchestration/parallel_run.h"
 #include "orchestration/segment_plan.h"
+#include "pipeline/cores.h"
 #include "pipeline/device.h"
 #include "pipeline/interrupt.h"
 #include "pipeline/log.h"
@@ -124,7 +125,7 @@ int run_parallel(const TranscodeRequest& a) {
            a.jobs);
   o.worker = detail::worker_overrides(a);
   // N encoders each taking every core would fight over them: each gets its share.
-  o.worker.threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * std::thread::hardware_concurrency() / a.jobs))));
+  o.worker.threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * sp::usable_cores() / a.jobs))));
   o.log_level = a.quiet ? "error" : a.log_level;
   o.progress = o.worker.progress;
   o.stats_json_path = a.stats_json;

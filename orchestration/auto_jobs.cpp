@@ -79,8 +79,8 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
           : fmt::format("{:.0f} s / {:.0f} s a worker{}", host.input_seconds, seconds_per_worker(host.warmup_seconds),
                         host.warmup_seconds > 0 ? fmt::format(" (warm-up {:.2f} s a segment)", host.warmup_seconds)
                                                 : std::string());
-  a.why = fmt::format("{} worker{}: {}, {} cores / {}, {}", a.jobs, a.jobs == 1 ? "" : "s", devices, host.cores,
-                      cores_each, input);
+  a.why = fmt::format("{} worker{}: {}, {} core{} / {}, {}", a.jobs, a.jobs == 1 ? "" : "s", devices, host.cores,
+                      host.cores == 1 ? "" : "s", cores_each, input);
   return a;
 }
 

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/cores.h"
+
 namespace sp {
 
 WorkerPool::WorkerPool(int threads) {
@@ -82,7 +84,7 @@ thread_local WorkerPool* scoped_pool = nullptr;
 
 WorkerPool& pool() {
   if (scoped_pool) return *scoped_pool;
-  static WorkerPool shared(int(std::max(1u, std::thread::hardware_concurrency())));
+  static WorkerPool shared(usable_cores());
   return shared;
 }
 

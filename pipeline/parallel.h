@@ -11,7 +11,7 @@ namespace sp {
 
 // Runs fn(begin, end) over [0, count) split into contiguous chunks on the
 // calling thread's pool (ScopedWorkerPool), by default a process-wide pool of
-// one thread per hardware thread, and waits. The CPU backend of every stage
+// one thread per usable core (pipeline/cores.h), and waits. The CPU backend of every stage
 // uses this for its row loops.
 void parallel_for(int count, const std::function<void(int begin, int end)>& fn, int min_chunk = 1);
 

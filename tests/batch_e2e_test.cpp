@@ -8,13 +8,13 @@
 #include <fstream>
 #include <random>
 #include <set>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "orchestration/auto_jobs.h"
 #include "orchestration/segment_plan.h"
 #include "pipeline/config.h"
+#include "pipeline/cores.h"
 #include "pipeline/device.h"
 #include "pipeline/stage.h"
 #include "tests/e2e_util.h"
@@ -332,7 +332,7 @@ TEST(BatchE2E, JobsAutoRunsClipsSideBySideByTheHostsGpusAndCores) {
     inputs.push_back(make_clip(dir.file(name + ".mp4"), rng() % 2 ? "96x64" : "80x48", 0.2 + 0.04 * double(rng() % 5), false));
     args += " -i " + shell_quote(inputs.back());
   }
-  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = usable_cores();
   std::vector<std::pair<std::string, int>> cases = {{kRun, std::max(1, std::min(int(clips), cores / 16))}};
   if (cuda_device_available())
     cases.emplace_back(" --backend cuda --codec ffv1 --devices 0", std::max(1, std::min({int(clips), 8, cores / 2})));

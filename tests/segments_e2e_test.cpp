@@ -8,6 +8,10 @@
 #include <random>
 
 #include <csignal>
+#include <thread>
+#include <vector>
+
+#include <sched.h>
 
 #include <nlohmann/json.hpp>
 
@@ -155,6 +159,32 @@ TEST(SegmentsE2E, JobsAutoSaysWhatItChoseAndGivesTheSingleRunsOutput) {
   r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 -y --jobs many"));
   EXPECT_EQ(r.exit_code, 64) << r.output;
   EXPECT_NE(r.output.find("'many' is not 1..256 or auto"), std::string::npos) << r.output;
+}
+
+// Under taskset or a Slurm job's cpuset the process counts the CPUs it may run
+// on, not the machine's: one CPU allowed, --jobs auto says one core.
+TEST(SegmentsE2E, JobsAutoCountsOnlyTheCpusTheProcessMayRunOn) {
+  std::mt19937_64 rng(fresh_seed());
+  TempDir dir;
+  const Clip clip = make_clip(dir, "in.mp4", rng);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  ASSERT_FALSE(cpus.empty());
+  const int cpu = cpus[rng() % cpus.size()];
+  CommandResult r;
+  std::thread([&] {  // a thread of its own: its mask, which the command inherits, is its own
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0)
+      r = stylepipe(run_parallel_cmd(example_config(), clip.path, dir.file("out.mkv"), "--codec ffv1 --jobs auto"));
+  }).join();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--jobs auto: 1 worker: the CPU backend, 1 core / 16, "), std::string::npos) << r.output;
 }
 
 // Irregular frame times, an input that starts at 2.5 s, B-frames in and out.
