@@ -1,7 +1,6 @@
 #include "api/batch_request.h"
 
 #include <algorithm>
-#include <cmath>
 #include <future>
 #include <optional>
 #include <thread>
@@ -93,8 +92,7 @@ int run_batch(const TranscodeRequest& a) {
   }
   // N encoders each taking every core would fight over them: each clip gets its share.
   if (o.jobs > 1 && !a.threads)
-    o.clip.input.threads = o.clip.output.threads =
-        std::max(1, int(std::lround(1.5 * sp::usable_cores() / o.jobs)));
+    o.clip.input.threads = o.clip.output.threads = sp::threads_each(o.jobs);
   if (o.jobs > 1 && !reads_one_stream(a)) {
     o.long_clips = long_clip_rules(first, config, o);
     o.long_clips->auto_host = auto_host;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <future>
 #include <optional>
@@ -125,7 +124,7 @@ int run_parallel(const TranscodeRequest& a) {
            a.jobs);
   o.worker = detail::worker_overrides(a);
   // N encoders each taking every core would fight over them: each gets its share.
-  o.worker.threads = a.threads.value_or(std::max(1, int(std::lround(1.5 * sp::usable_cores() / a.jobs))));
+  o.worker.threads = a.threads.value_or(sp::threads_each(a.jobs));
   o.log_level = a.quiet ? "error" : a.log_level;
   o.progress = o.worker.progress;
   o.stats_json_path = a.stats_json;

@@ -69,4 +69,6 @@ int usable_cores() {
   return cores;
 }
 
+int threads_each(int jobs) { return std::max(1, int(std::lround(1.5 * usable_cores() / std::max(1, jobs)))); }
+
 }  // namespace sp

@@ -13,6 +13,10 @@ namespace sp {
 // rounded up; docker --cpus, systemd CPUQuota); at least 1.
 int usable_cores();
 
+// Threads for each of `jobs` encoders (or decoders) side by side: 1.5 times
+// its share of the usable cores, x264's own rule for one encoder; at least 1.
+int threads_each(int jobs);
+
 // The whole cores a cgroup v2 `cpu.max` ("QUOTA PERIOD", or "max PERIOD" for
 // none) is worth, rounded up; nullopt for no limit or text that does not parse.
 std::optional<int> cores_of_cpu_max(std::string_view text);

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <random>
 #include <string>
@@ -52,7 +53,7 @@ void run_on(const std::vector<int>& cpus) {
 
 // What `taskset` or a Slurm job's cpuset leaves the process, not the
 // machine's count: checked on a thread of its own, whose mask is its own.
-TEST(UsableCores, FollowTheThreadsAffinityMask) {
+TEST(UsableCores, FollowTheThreadsAffinityMaskAndSoDoTheThreadShares) {
   const std::vector<int> cpus = allowed_cpus();
   ASSERT_FALSE(cpus.empty());
   const int unrestricted = usable_cores();
@@ -65,7 +66,10 @@ TEST(UsableCores, FollowTheThreadsAffinityMask) {
       std::shuffle(some.begin(), some.end(), rng);
       some.resize(n);
       run_on(some);
-      EXPECT_EQ(usable_cores(), std::min(int(n), unrestricted)) << n << " CPUs allowed";
+      const int cores = std::min(int(n), unrestricted);
+      EXPECT_EQ(usable_cores(), cores) << n << " CPUs allowed";
+      for (int jobs : {1, 2, 3, 8})  // 1.5 threads a core of each one's share, at least one
+        EXPECT_EQ(threads_each(jobs), std::max(1, int(std::lround(1.5 * cores / jobs)))) << jobs << " jobs, " << n << " CPUs";
     }
   }).join();
   EXPECT_EQ(usable_cores(), unrestricted) << "another thread's mask is its own";
