@@ -69,13 +69,17 @@ OutputPlan check_output(const ManifestOutput& o) {
   return plan;
 }
 
-// Rounds of segments of about 20 s: the concat joins each round while the
-// workers make the next, so only the last round is copied after them, and a
-// failed segment costs little to redo. Shorter ones would pay their fixed
-// cost (decoder, encoder, up to a GOP of pre-roll, warm-up) too often.
+// Rounds of segments of about 60 s. The concat reads each segment while it
+// is written and the last round is staggered (segment_stagger.cpp), so more
+// rounds no longer save a copy after the workers, and each segment pays its
+// fixed cost (decoder, encoder, up to a GOP of pre-roll, warm-up, a
+// temporal chain's cold frames). Measured on 2 x H200 (docs/perf.md, session
+// 32), halftone over 60 s on two GPUs: one segment a worker 359-360 fps, two
+// rounds of 15 s 343-349. Rounds still bound what a failed segment costs to
+// redo on a long input.
 int default_segments(const KeyframeScan& scan, int jobs) {
   if (jobs <= 1) return 1;
-  constexpr double kSegmentSeconds = 20;
+  constexpr double kSegmentSeconds = 60;
   const int rounds = scan.duration_seconds > 0 ? int(std::lround(scan.duration_seconds / (kSegmentSeconds * jobs))) : 1;
   return jobs * std::clamp(rounds, 1, 256);
 }
