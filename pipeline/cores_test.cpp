@@ -1,7 +1,6 @@
 #include "pipeline/cores.h"
 
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cmath>
@@ -33,24 +32,6 @@ TEST(CoresOfCpuMax, AQuotaIsWorthItsWholeCoresRoundedUp) {
   EXPECT_EQ(cores_of_cpu_max("50000 100000x"), std::nullopt);
 }
 
-// The CPUs the calling thread may run on.
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
-void run_on(const std::vector<int>& cpus) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int c : cpus) CPU_SET(c, &set);
-  ASSERT_EQ(sched_setaffinity(0, sizeof set, &set), 0);
-}
-
 // What `taskset` or a Slurm job's cpuset leaves the process, not the
 // machine's count: checked on a thread of its own, whose mask is its own.
 TEST(UsableCores, FollowTheThreadsAffinityMaskAndSoDoTheThreadShares) {
@@ -65,7 +46,7 @@ TEST(UsableCores, FollowTheThreadsAffinityMaskAndSoDoTheThreadShares) {
       std::vector<int> some = cpus;
       std::shuffle(some.begin(), some.end(), rng);
       some.resize(n);
-      run_on(some);
+      ASSERT_TRUE(run_this_thread_on(some));
       const int cores = std::min(int(n), unrestricted);
       EXPECT_EQ(usable_cores(), cores) << n << " CPUs allowed";
       for (int jobs : {1, 2, 3, 8})  // 1.5 threads a core of each one's share, at least one

@@ -11,8 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include <sched.h>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/e2e_util.h"
@@ -167,20 +165,12 @@ TEST(SegmentsE2E, JobsAutoCountsOnlyTheCpusTheProcessMayRunOn) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
   const Clip clip = make_clip(dir, "in.mp4", rng);
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  const std::vector<int> cpus = allowed_cpus();
   ASSERT_FALSE(cpus.empty());
   const int cpu = cpus[rng() % cpus.size()];
   CommandResult r;
   std::thread([&] {  // a thread of its own: its mask, which the command inherits, is its own
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one) == 0)
+    if (run_this_thread_on({cpu}))
       r = stylepipe(run_parallel_cmd(example_config(), clip.path, dir.file("out.mkv"), "--codec ffv1 --jobs auto"));
   }).join();
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -1,5 +1,7 @@
 #include "tests/support/test_support.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -133,6 +135,23 @@ std::vector<std::string> nonempty_lines(const std::string& text) {
   for (std::string line; std::getline(in, line);)
     if (!line.empty()) out.push_back(line);
   return out;
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+bool run_this_thread_on(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
 }  // namespace sp::test

@@ -23,6 +23,12 @@ namespace sp::test {
 // A fresh seed per process run (printed on failure), so tests see new inputs each time.
 uint64_t fresh_seed();
 
+// The CPUs the calling thread may run on (its affinity mask).
+std::vector<int> allowed_cpus();
+// Lets the calling thread (and what it starts from now on) run only on
+// `cpus`; false where the system refused.
+bool run_this_thread_on(const std::vector<int>& cpus);
+
 // Host RGBA image with owned storage.
 struct HostImage {
   std::vector<uint8_t> pixels;
