@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "pipeline/device.h"
+#include "pipeline/stage_chain.h"
 #include "pipeline/log.h"
 
 namespace sp::detail {
@@ -46,16 +47,14 @@ void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   stats_.mark_startup("first frame decoded");
   log_debug("first frame decoded");
   // (NVENC, with --encoder auto or nvenc, is chosen when the encoder opens: it needs the GPU up.)
+  // A temporal chain's state would not carry over to the GPU: it waits for the
+  // device rather than configure a CPU chain only to drop it.
   bridging_ = options_.backend == "auto" && !options_.low_latency && !v.on_device &&
-              options_.output.encoder == EncoderChoice::software && !device_ready();
+              options_.output.encoder == EncoderChoice::software && !device_ready() &&
+              !any_temporal(options_.stages);
   if (!bridging_) resolve_backend();
   formats_.output_format = PixelFormat::yuv420p;
   build_engine({v.width, v.height}, v.format, frame.color);
-  if (bridging_ && engine_->chain().any_temporal()) {
-    bridging_ = false;  // its state would not carry over to the GPU
-    resolve_backend();
-    build_engine({v.width, v.height}, v.format, frame.color);
-  }
   output_size_ = engine_->chain().output_size();
   read_queue_.set_capacity(options_.effective_queue_depth());
   stats_.mark_startup("stages configured (plans, buffers)");

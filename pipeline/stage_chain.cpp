@@ -114,6 +114,13 @@ bool StageChain::any_temporal() const {
   return false;
 }
 
+bool any_temporal(const std::vector<StageSpec>& specs) {
+  const StageRegistry& registry = StageRegistry::instance();
+  for (const StageSpec& spec : specs)
+    if (registry.create(spec.name, spec.params)->is_temporal()) return true;
+  return false;
+}
+
 bool StageChain::replayable() const {
   for (const StageLanes& s : stages_)
     if (s.instances.front()->is_temporal() || !s.instances.front()->replayable()) return false;

@@ -87,4 +87,8 @@ class StageChain {
   Size input_, output_;
 };
 
+// Whether a chain of these stages keeps state from frame to frame, known
+// before any of them is configured (their instances are made, nothing more).
+bool any_temporal(const std::vector<StageSpec>& specs);
+
 }  // namespace sp

@@ -345,5 +345,31 @@ TEST(TranscodeE2E, CudaRunEqualsCpuRunIncludingStartUpFrames) {
   std::printf("frames through the CPU while the GPU started: %s\n", json.substr(at + 20, 6).c_str());
 }
 
+// A temporal chain cannot start on the CPU while the GPU starts (its state
+// would not carry over): with --backend auto it waits for the device and
+// builds only its CUDA chain, so it holds no more memory than --backend cuda.
+// (A 1080p GPU-bound halftone's dropped CPU chain was 1.4 GiB and its configure.)
+TEST(TranscodeE2E, CudaTemporalChainBuildsNoCpuChainWhileTheGpuStarts) {
+  SP_REQUIRE_CUDA();
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mp4", "640x360", 1.0);
+  const std::string config = source_dir() + "/configs/bench/halftone.yaml";
+  auto high_water = [&](const std::string& backend) {
+    const std::string stats = dir.file(backend + ".json");
+    const CommandResult r = stylepipe("run " + config + " -i " + in + " -o " + dir.file(backend + ".mkv") +
+                                      " --codec ffv1 --encoder software --hwdec none --backend " + backend +
+                                      " --stats-json " + stats);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream file(stats);
+    const nlohmann::json s = nlohmann::json::parse(file, nullptr, false);
+    EXPECT_EQ(s["backend"]["name"], "cuda") << s.dump();
+    EXPECT_EQ(s["frames"]["on_cpu_at_startup"], 0) << s.dump();
+    return s["pool"]["high_water_bytes"].get<double>();
+  };
+  const double gpu_only = high_water("cuda"), automatic = high_water("auto");
+  EXPECT_GT(gpu_only, 0);
+  EXPECT_LE(automatic, 1.1 * gpu_only) << "--backend auto held more than --backend cuda";
+}
+
 }  // namespace
 }  // namespace sp::test
