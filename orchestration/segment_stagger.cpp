@@ -14,13 +14,18 @@ namespace {
 // one of them to copy after the workers (halftone on four GPUs: 2.1 s of a
 // 15 s run). Each one this share of a mean segment longer than the one
 // before lets the concat copy the early ones while the later ones are still
-// made. Measured on 4 x H100, halftone over 8 workers (docs/perf.md, session
-// 29): 0.03 left 1.1-1.5 s to copy after the workers, 0.06 0.8-1.05 s
-// (1.3-1.4 s on another host, against 2.3-3.0 s for equal segments), for
-// 0.3-0.45 s more of the workers; pencil (the encoders on the cores) lost
-// nothing. kLastRoundSpread caps the step for many workers, so that the
-// longest segment of the round stays within 21% of the mean.
-constexpr double kLastRoundStep = 0.06;
+// made. The concat can copy a segment only once the one before it is
+// joined, so what is left after the workers is about its copy time less the
+// step's time: the step pays for itself up to (frames a worker makes per
+// second) / (frames the concat copies per second). Measured on 2 x H200
+// (docs/perf.md, session 33), halftone's 1,850-frame segments of 1 GB copy
+// at 2,000 fps while a GPU makes 220 fps: 0.11; a step of 0.06 left 0.62 s
+// of a 9.7 s run to copy after the workers. Session 29 (4 x H100, 8
+// workers): 0.03 left 1.1-1.5 s, 0.06 0.8-1.05 s, for 0.3-0.45 s more of
+// the workers; pencil (the encoders on the cores) lost nothing.
+// kLastRoundSpread caps the step for many workers, so that the longest
+// segment of the round stays within 21% of the mean.
+constexpr double kLastRoundStep = 0.12;
 constexpr double kLastRoundSpread = 0.42;
 // A keyframe this close to a target (a share of a mean segment) is close
 // enough: a cut there decodes nothing that is not shown.
