@@ -85,7 +85,11 @@ auto arguments_first(std::future<Arguments>& arguments, Work work) {
   }
 }
 
-int run_parallel(const TranscodeRequest& a) {
+using RequestClock = std::chrono::steady_clock;
+
+// `requested`: when the request came, so that the run's clock counts what
+// went before its plan too (--jobs auto counts the GPUs, the driver's start).
+int run_parallel(const TranscodeRequest& a, RequestClock::time_point requested) {
   refuse_single_stream_flags(a, "--jobs");
   sp::ParallelRunOptions o;
   o.jobs = a.jobs;
@@ -115,11 +119,10 @@ int run_parallel(const TranscodeRequest& a) {
         // Worker threads share their device's context.
         if (!a.worker_processes) sp::start_cuda_contexts(list.empty() ? std::vector<int>{caller_device} : list);
       });
-  const auto planning = std::chrono::steady_clock::now();
   sp::Manifest m = arguments_first(devices, [&] { return sp::make_plan(detail::plan_request(a, a.jobs)); });
   if (const auto listed = devices.get()) o.devices = *listed;  // refused before the plan is saved
   sp::save_plan(m);
-  o.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
+  o.plan_seconds = std::chrono::duration<double>(RequestClock::now() - requested).count();
   log_info("{} segments ({} warm-up frames each) in {}, {} at a time", m.segments.size(), m.warmup_frames, m.workdir,
            a.jobs);
   o.worker = detail::worker_overrides(a);
@@ -155,7 +158,7 @@ int run_single(const TranscodeRequest& a) {
 
 // --jobs auto: the workers from the GPUs, the cores, the input's length and
 // the chain's warm-up (sp::choose_jobs); one worker is a single run.
-int run_with_auto_jobs(TranscodeRequest a) {
+int run_with_auto_jobs(TranscodeRequest a, RequestClock::time_point requested) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
   // The GPUs are counted (the driver's start) while the input is probed.
   std::future<sp::AutoJobsHost> host_known = std::async(std::launch::async, [&a] { return detail::auto_jobs_host(a); });
@@ -176,7 +179,7 @@ int run_with_auto_jobs(TranscodeRequest a) {
   const bool segments_asked = a.segments || a.segment_seconds || !a.workdir.empty() || a.keep_segments ||
                               a.worker_processes;
   a.jobs = choice.jobs;
-  if (a.jobs > 1 || segments_asked) return run_parallel(a);
+  if (a.jobs > 1 || segments_asked) return run_parallel(a, requested);
   a.jobs = 0;
   a.devices.clear();  // a single run, on the first GPU
   return run_single(a);
@@ -185,12 +188,13 @@ int run_with_auto_jobs(TranscodeRequest a) {
 }  // namespace
 
 int transcode(const TranscodeRequest& request) {
+  const RequestClock::time_point requested = RequestClock::now();
   return detail::guarded([&] {
     if (detail::is_batch(request)) return detail::run_batch(request);
     check_request(request);
     if (!request.manifest.empty()) return run_segment(request);
-    if (request.jobs == TranscodeRequest::kJobsAuto) return run_with_auto_jobs(request);
-    if (request.jobs > 0) return run_parallel(request);
+    if (request.jobs == TranscodeRequest::kJobsAuto) return run_with_auto_jobs(request, requested);
+    if (request.jobs > 0) return run_parallel(request, requested);
     return run_single(request);
   });
 }

@@ -112,7 +112,7 @@ std::vector<SegmentPlan> choose_segments(const KeyframeScan& scan, int segments,
 // The cuts of a `--jobs` run that chose its own count: `segments` for `jobs`
 // workers, taken in index order, so the last min(jobs, segments) are the last
 // round. Equal shares of the duration, but each segment of the last round
-// longer than the one before it by 6% of a mean one (0.42 / (round - 1)
+// longer than the one before it by 12% of a mean one (0.42 / (round - 1)
 // where that is less): they end one after another, and the concat joins
 // each while the later ones are still being made. A cut
 // is exact to the pts: at a keyframe within 1% of a mean segment of its

@@ -32,7 +32,7 @@ struct ParallelRunOptions {
   ProgressMode progress = ProgressMode::automatic;
   std::string stats_json_path;
   bool keep_segments = false;  // the work directory stays after a successful concat
-  double plan_seconds = 0;     // for the stats: the planning before this call
+  double plan_seconds = 0;     // for the stats: from the request to this call (--jobs auto: counting the GPUs too)
 };
 
 // Whether the workers are threads of this process: unless worker_processes asks otherwise.
