@@ -213,8 +213,7 @@ TEST(HalftoneCuda, WarmFramesAsAGraphTrackCpu) {
     // A warm frame keeps, drops and adds dots by thresholds, where a float
     // difference near one moves a dot's neighbours too: SP_TEST_SEED=492959909
     // left 16 of 1463 and 35 of 1403 apart (1.1%, 2.5%), with the graph and
-    // launch by launch alike (H200, session 33). A graph that skipped or
-    // repeated an iteration would move most of them.
+    // launch by launch alike (H200, session 33).
     const int far = unmatched_dots(pc, pg);
     EXPECT_LE(far, int(pc.size() / (frame == 0 ? 200 : 20))) << far << " of " << pc.size() << ", frame " << frame;
     ++frame;
