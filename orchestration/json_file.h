@@ -1,20 +1,18 @@
 #pragma once
 // A worker's stats file, read after it ended: null where it is missing (the
 // worker failed before writing it), a discarded value where it is cut short.
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/whole_file.h"
+
 namespace sp {
 
 inline nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str(), nullptr, false);
+  const std::optional<std::string> text = read_whole_file(path);
+  if (!text) return nullptr;
+  return nlohmann::json::parse(*text, nullptr, false);
 }
 
 }  // namespace sp

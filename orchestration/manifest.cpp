@@ -12,11 +12,11 @@ extern "C" {
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <vector>
 
 #include "codecs/muxer.h"
 #include "pipeline/errors.h"
+#include "pipeline/whole_file.h"
 
 namespace sp {
 namespace {
@@ -178,13 +178,11 @@ void write_manifest(const Manifest& m, const std::string& path) {
 }
 
 Manifest read_manifest(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ExitCode::no_input, path + ": cannot open the manifest");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::optional<std::string> text = read_whole_file(path);
+  if (!text) throw Error(ExitCode::no_input, path + ": cannot open the manifest");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(ExitCode::data_error, fmt::format("{}: not JSON ({})", path, e.what()));
   }

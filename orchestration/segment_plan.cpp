@@ -11,9 +11,7 @@ extern "C" {
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "codecs/media_writer.h"
 #include "codecs/nvdec.h"
@@ -22,18 +20,12 @@ extern "C" {
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 #include "pipeline/stage.h"
+#include "pipeline/whole_file.h"
 
 namespace fs = std::filesystem;
 
 namespace sp {
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string sha256_hex(const std::string& text) {
   AVHashContext* raw = nullptr;
@@ -144,7 +136,7 @@ Manifest make_plan(const PlanRequest& r) {
   m.input_duration_seconds = scan.duration_seconds;
   m.keyframe_source = scan.source;
   m.config_path = r.config_path;
-  m.config_text = read_text(r.config_path);
+  m.config_text = read_whole_file(r.config_path).value_or("");  // load_config has read it
   m.backend = r.backend;
   m.hwdec = r.hwdec;
   m.encoder = r.encoder;

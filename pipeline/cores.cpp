@@ -6,10 +6,11 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "pipeline/whole_file.h"
 
 namespace sp {
 namespace {
@@ -21,17 +22,10 @@ int affinity_cores() {
   return CPU_COUNT(&set);
 }
 
-std::string read_small_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The smallest quota on the way from this process's cgroup up to the root:
 // a parent's limits its children too.
 std::optional<int> cgroup_quota_cores() {
-  std::istringstream lines(read_small_file("/proc/self/cgroup"));
+  std::istringstream lines(read_whole_file("/proc/self/cgroup").value_or(""));
   std::string line, group;
   while (std::getline(lines, line))
     if (line.rfind("0::", 0) == 0) group = line.substr(3);  // cgroup v2's single hierarchy
@@ -39,7 +33,7 @@ std::optional<int> cgroup_quota_cores() {
   const std::filesystem::path root = "/sys/fs/cgroup";
   std::optional<int> least;
   for (std::filesystem::path dir = root / std::filesystem::path(group).relative_path();; dir = dir.parent_path()) {
-    if (const std::optional<int> cores = cores_of_cpu_max(read_small_file(dir / "cpu.max")))
+    if (const std::optional<int> cores = cores_of_cpu_max(read_whole_file(dir / "cpu.max").value_or("")))
       least = std::min(least.value_or(*cores), *cores);
     if (dir == root || dir.parent_path() == dir) break;
   }

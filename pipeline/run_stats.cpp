@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <numeric>
 #include <sstream>
 
 #include <time.h>
 #include <unistd.h>
+
+#include "pipeline/whole_file.h"
 
 namespace sp {
 
@@ -28,8 +28,7 @@ double exec_to_process_start_seconds() {
     timespec boot{};
     clock_gettime(CLOCK_BOOTTIME, &boot);
     const double now_since_boot = double(boot.tv_sec) + boot.tv_nsec * 1e-9 - seconds_since_process_start();
-    std::ifstream stat("/proc/self/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string text = read_whole_file("/proc/self/stat").value_or("");
     const size_t name_end = text.rfind(')');
     if (name_end == std::string::npos) return -1.0;
     std::istringstream fields(text.substr(name_end + 2));
