@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "pipeline/device.h"
-#include "pipeline/stage_chain.h"
 #include "pipeline/log.h"
+#include "pipeline/stage_chain.h"
 
 namespace sp::detail {
 

@@ -348,7 +348,7 @@ TEST(TranscodeE2E, CudaRunEqualsCpuRunIncludingStartUpFrames) {
 // A temporal chain cannot start on the CPU while the GPU starts (its state
 // would not carry over): with --backend auto it waits for the device and
 // builds only its CUDA chain, so it holds no more memory than --backend cuda.
-// (A 1080p GPU-bound halftone's dropped CPU chain was 1.4 GiB and its configure.)
+// (The dropped CPU chain's configure is host FFTs: ~1 s at 1080p, kernel_spectra_gpu.h.)
 TEST(TranscodeE2E, CudaTemporalChainBuildsNoCpuChainWhileTheGpuStarts) {
   SP_REQUIRE_CUDA();
   TempDir dir;
