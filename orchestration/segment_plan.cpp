@@ -20,7 +20,6 @@ extern "C" {
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 #include "pipeline/stage.h"
-#include "pipeline/whole_file.h"
 
 namespace fs = std::filesystem;
 
@@ -136,7 +135,7 @@ Manifest make_plan(const PlanRequest& r) {
   m.input_duration_seconds = scan.duration_seconds;
   m.keyframe_source = scan.source;
   m.config_path = r.config_path;
-  m.config_text = read_whole_file(r.config_path).value_or("");  // load_config has read it
+  m.config_text = config.text;
   m.backend = r.backend;
   m.hwdec = r.hwdec;
   m.encoder = r.encoder;

@@ -329,6 +329,7 @@ Config parse_config(const std::string& file_text, const std::string& display_pat
   Diagnostics diag;
   Config config;
   config.path = display_path;
+  config.text = file_text;
   const std::string yaml_text = with_lf_line_breaks(file_text);
   config_detail::YamlDocuments documents;
   try {

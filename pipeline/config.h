@@ -29,6 +29,7 @@ struct PipelineSettings {
 
 struct Config {
   std::string path;  // as the user gave it
+  std::string text;  // the file as it was read and checked: a plan keeps this, not a second read
   std::vector<StageConfig> stages;
   OutputDefaults output;
   PipelineSettings settings;
