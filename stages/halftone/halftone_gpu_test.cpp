@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <string>
@@ -210,10 +211,18 @@ TEST(HalftoneCuda, WarmFramesAsAGraphTrackCpu) {
     if (frame > 0) {
       EXPECT_GT(gpu.numbers().kept, 0) << "frame " << frame;
     }
-    // A warm frame keeps, drops and adds dots by thresholds, where a float
-    // difference near one moves a dot's neighbours too: SP_TEST_SEED=492959909
-    // left 16 of 1463 and 35 of 1403 apart (1.1%, 2.5%), with the graph and
-    // launch by launch alike (H200, session 33).
+    // A warm frame keeps a dot where a random threshold says so. A dot on its
+    // threshold goes either way with the last bits of its place, which the
+    // far field's float atomics leave different from run to run (2e-5 px
+    // after frame 0): SP_TEST_SEED=898048188 kept 1,344 or 1,343 dots, by
+    // turns on one H200, and one dot more or less moves its neighbours (352 of
+    // 1,432 apart, up to 13 px). Dots are compared while the decisions agree.
+    const int kept_apart = std::abs(gpu.numbers().kept - cpu.numbers().kept);
+    EXPECT_LE(kept_apart, 2) << "kept " << gpu.numbers().kept << " on CUDA, " << cpu.numbers().kept << " on the CPU";
+    if (kept_apart > 0) break;
+    // Where they agree, a float difference near a threshold still moves a few
+    // dots: SP_TEST_SEED=492959909 left 16 of 1463 and 35 of 1403 apart (1.1%,
+    // 2.5%), with the graph and launch by launch alike (H200, session 33).
     const int far = unmatched_dots(pc, pg);
     EXPECT_LE(far, int(pc.size() / (frame == 0 ? 200 : 20))) << far << " of " << pc.size() << ", frame " << frame;
     ++frame;
