@@ -138,12 +138,14 @@ int run_parallel(const TranscodeRequest& a, RequestClock::time_point requested) 
   return code;
 }
 
-// One run from start to end. With a progress callback it runs on a thread of
-// its own, and the caller's thread reports its counts every 100 ms.
-int run_single(const TranscodeRequest& a) {
+// One run from start to end, its clock from `requested`. With a progress
+// callback it runs on a thread of its own, and the caller's thread reports
+// its counts every 100 ms.
+int run_single(const TranscodeRequest& a, RequestClock::time_point requested) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
   sp::TranscodeOptions o = detail::transcode_options(a, config);
   o.stop = a.cancel;
+  o.clock_start = requested;
   sp::RunStats stats;
   if (!a.on_progress) return sp::run_transcode(o, stats);
   sp::SharedProgress counts;
@@ -182,7 +184,7 @@ int run_with_auto_jobs(TranscodeRequest a, RequestClock::time_point requested) {
   if (a.jobs > 1 || segments_asked) return run_parallel(a, requested);
   a.jobs = 0;
   a.devices.clear();  // a single run, on the first GPU
-  return run_single(a);
+  return run_single(a, requested);
 }
 
 }  // namespace
@@ -195,7 +197,7 @@ int transcode(const TranscodeRequest& request) {
     if (!request.manifest.empty()) return run_segment(request);
     if (request.jobs == TranscodeRequest::kJobsAuto) return run_with_auto_jobs(request, requested);
     if (request.jobs > 0) return run_parallel(request, requested);
-    return run_single(request);
+    return run_single(request, requested);
   });
 }
 

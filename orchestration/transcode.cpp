@@ -64,6 +64,7 @@ static void refuse_output_that_is_the_input(const TranscodeOptions& options) {
 }
 
 int run_transcode(const TranscodeOptions& options, RunStats& stats) {
+  const detail::Clock::time_point started = options.clock_start.value_or(detail::Clock::now());
   stats.mark_startup("run started (config read, arguments checked)");
   refuse_output_that_is_the_input(options);
   MediaWriter::preflight(options.output);
@@ -135,7 +136,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   stats.output = options.output.url;
   stats.decoder.name = reader.video().codec_name;
   detail::Transcoder transcoder(options, stats, std::move(device), device_work, reader);
-  const int code = transcoder.run(reader);
+  const int code = transcoder.run(reader, started);
   if (driver_ready >= 0) stats.startup.push_back({"backend chosen (CUDA driver probed)", driver_ready});
   if (context_ready >= 0) stats.startup.push_back({"CUDA context created", context_ready});
   if (!options.stats_json_path.empty()) {

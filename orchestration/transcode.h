@@ -1,4 +1,6 @@
 #pragma once
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,11 @@ struct TranscodeOptions {
   // A batch worker's: the run takes its engine from here when one fits and
   // leaves it there for the next run (orchestration/engine_cache.h).
   EngineCache* engine_cache = nullptr;
+  // Where the run's clock (wall_seconds and fps of its stats) starts: the
+  // request's arrival for a single run of the API, so that opening the input
+  // and NVDEC's session count, as they do in a `--jobs` run's; unset, when
+  // run_transcode is called.
+  std::optional<std::chrono::steady_clock::time_point> clock_start;
 };
 
 // Under --hwdec auto an input of at most this many pixels in all (120

@@ -345,8 +345,7 @@ std::thread Transcoder::start_device_teardown(MediaReader& reader, std::shared_f
   });
 }
 
-int Transcoder::run(MediaReader& reader) {
-  const auto t0 = Clock::now();
+int Transcoder::run(MediaReader& reader, Clock::time_point started) {
   progress_ = std::make_unique<ProgressReporter>(options_.progress, reader.video().duration_seconds,
                                                  reader.video().frame_count_estimate);
   // Live input: start the device before taking frames, so that the first
@@ -422,7 +421,7 @@ int Transcoder::run(MediaReader& reader) {
   }
   if (device_teardown.joinable()) device_teardown.join();
   log_debug("output finalized");
-  stats_.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  stats_.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   stats_.frames_dropped = int64_t(read_queue_.dropped());
   progress_->finish(frames_written_, media_seconds_);
 

@@ -74,7 +74,8 @@ class Transcoder {
         read_queue_(startup_read_ahead(o, reader), o.overflow),
         write_queue_(o.effective_queue_depth()) {}
 
-  int run(MediaReader& reader);
+  // `started`: where the run's clock (wall_seconds, fps) starts.
+  int run(MediaReader& reader, Clock::time_point started);
 
  private:
   // The next item of the input, counted; false at its end, or when the run

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -195,6 +196,30 @@ TEST(TranscodeE2E, OutputThatIsTheInputIsRefusedBeforeAnythingIsWritten) {
 
 // A file output is written under a hidden temporary name and renamed once it
 // plays: a run that fails first leaves an existing output as it was.
+// A single run's clock starts at the request, as a --jobs run's does: an
+// input that takes 1.5 s to open (a pipe whose writer starts late) is in its
+// wall_seconds (it was not: the clock started once the input was open).
+TEST(TranscodeE2E, TheRunsClockCountsOpeningTheInput) {
+  TempDir dir;
+  const std::string clip = make_clip(dir, "clip.nut", "96x64", 0.4);
+  const std::string pipe = dir.file("late.nut");
+  ASSERT_EQ(mkfifo(pipe.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::ifstream from(clip, std::ios::binary);
+    std::ofstream(pipe, std::ios::binary) << from.rdbuf();
+  });
+  const std::string stats = dir.file("stats.json");
+  const CommandResult r = stylepipe("run " + identity_config() + " -i " + pipe + " -o " + dir.file("out.mkv") +
+                                    " --stats-json " + stats);
+  writer.join();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream stats_file(stats);
+  const nlohmann::json s = nlohmann::json::parse(stats_file);
+  EXPECT_EQ(s["frames"]["out"].get<int>(), 10);
+  EXPECT_GE(s["wall_seconds"].get<double>(), 1.4) << "the wait for the input is not on the run's clock";
+}
+
 TEST(TranscodeE2E, FailedRunLeavesExistingOutputUntouched) {
   TempDir dir;
   const std::string good = make_clip(dir, "good.mkv", "96x64", 1.0);
