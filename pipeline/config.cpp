@@ -4,8 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include "pipeline/config_values.h"
 #include "pipeline/errors.h"
 #include "pipeline/stage.h"
+#include "pipeline/whole_file.h"
 
 namespace sp {
 
@@ -374,18 +373,10 @@ Config parse_config(const std::string& file_text, const std::string& display_pat
 }
 
 Config load_config(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    throw Error(ExitCode::no_input, fmt::format("{}: error: cannot open config ({})", path, std::strerror(errno)));
-  std::string text;
-  char buffer[65536];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
-  const int read_error = std::ferror(file) ? errno : 0;  // e.g. EISDIR: fopen accepts a directory
-  std::fclose(file);
-  if (read_error)
-    throw Error(ExitCode::no_input, fmt::format("{}: error: cannot open config ({})", path, std::strerror(read_error)));
-  return parse_config(text, path);
+  std::string why;
+  const std::optional<std::string> text = read_whole_file(path, &why);
+  if (!text) throw Error(ExitCode::no_input, fmt::format("{}: error: cannot open config ({})", path, why));
+  return parse_config(*text, path);
 }
 
 }  // namespace sp

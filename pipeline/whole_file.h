@@ -5,7 +5,8 @@
 
 namespace sp {
 
-// nullopt where the file cannot be opened.
-std::optional<std::string> read_whole_file(const std::string& path);
+// nullopt where the file cannot be opened or read (a directory opens, and
+// then fails to read); `why`, where given, then says why (strerror's words).
+std::optional<std::string> read_whole_file(const std::string& path, std::string* why = nullptr);
 
 }  // namespace sp

@@ -1,7 +1,9 @@
 // read_whole_file against the bytes written, random ones (NULs and newlines
-// included, up to a few stream buffers long), and a missing file.
+// included, up to a few stream buffers long), a missing file and a directory.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <random>
 
@@ -28,8 +30,18 @@ TEST(WholeFile, GivesBackEveryByteWritten) {
 
 TEST(WholeFile, NoneWhereTheFileIsNotThere) {
   TempDir dir;
-  EXPECT_FALSE(read_whole_file(dir.file("missing")));
+  std::string why;
+  EXPECT_FALSE(read_whole_file(dir.file("missing"), &why));
+  EXPECT_EQ(why, std::strerror(ENOENT));
   EXPECT_FALSE(read_whole_file(dir.file("missing/deeper")));
+}
+
+// fopen opens a directory; reading it fails.
+TEST(WholeFile, NoneForADirectoryWithTheReason) {
+  TempDir dir;
+  std::string why;
+  EXPECT_FALSE(read_whole_file(dir.path(), &why));
+  EXPECT_EQ(why, std::strerror(EISDIR));
 }
 
 }  // namespace
