@@ -178,8 +178,9 @@ void write_manifest(const Manifest& m, const std::string& path) {
 }
 
 Manifest read_manifest(const std::string& path) {
-  const std::optional<std::string> text = read_whole_file(path);
-  if (!text) throw Error(ExitCode::no_input, path + ": cannot open the manifest");
+  std::string why;
+  const std::optional<std::string> text = read_whole_file(path, &why);
+  if (!text) throw Error(ExitCode::no_input, path + ": cannot open the manifest (" + why + ")");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(*text);

@@ -292,6 +292,20 @@ TEST(SegmentsE2E, ChangedInputIsRefused) {
   EXPECT_NE(r.output.find(clip.path), std::string::npos) << r.output;
 }
 
+// A manifest that is missing, or a directory, is one line that says which and why.
+TEST(SegmentsE2E, AManifestThatCannotBeReadSaysWhy) {
+  TempDir dir;
+  const std::string missing = dir.file("missing.json");
+  CommandResult r = stylepipe("run --manifest " + missing + " --index 0");
+  EXPECT_EQ(r.exit_code, 66) << r.output;
+  EXPECT_NE(r.output.find(missing + ": cannot open the manifest (No such file or directory)"), std::string::npos)
+      << r.output;
+  const std::string directory = dir.path().string();
+  r = stylepipe("run --manifest " + directory + " --index 0");
+  EXPECT_EQ(r.exit_code, 66) << r.output;
+  EXPECT_NE(r.output.find(directory + ": cannot open the manifest (Is a directory)"), std::string::npos) << r.output;
+}
+
 TEST(SegmentsE2E, InterruptedJobsRunLeavesPlayableOutput) {
   std::mt19937_64 rng(fresh_seed());
   TempDir dir;
