@@ -36,6 +36,7 @@ class StreamedConcat {
           set_thread_log_context("concat");
           try {
             result_ = concat_segments_as_they_finish(m, arrivals);
+            finished_at_ = Clock::now();
           } catch (...) {
             error_ = std::current_exception();
             stop = true;
@@ -50,9 +51,12 @@ class StreamedConcat {
     if (error_) std::rethrow_exception(error_);
     return result_;
   }
+  // When the joined output was complete (after finish()).
+  Clock::time_point finished_at() const { return finished_at_; }
 
  private:
   std::optional<ConcatResult> result_;
+  Clock::time_point finished_at_;
   std::exception_ptr error_;
   std::thread thread_;
 };
@@ -134,7 +138,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
       });
     try {
       joined = concat.finish();
-      if (joined) joined_at = Clock::now();
+      if (joined) joined_at = concat.finished_at();
     } catch (const Error&) {
       // Ctrl-C ends the concat too; what was finished is joined below.
       if (!interrupted()) throw;
@@ -154,8 +158,9 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
     joined = concat_segments(m, concat);
   }
   const double wall = o.plan_seconds + std::chrono::duration<double>(joined_at.value_or(Clock::now()) - t0).count();
-  // With worker threads most of the concat ran beside them: this is what was left after.
-  const double concat_seconds = wall - o.plan_seconds - workers_seconds;
+  // With worker threads most of the concat ran beside them: this is what was
+  // left after (none where it ended before the last worker's thread did).
+  const double concat_seconds = std::max(0.0, wall - o.plan_seconds - workers_seconds);
 
   if (!o.stats_json_path.empty()) {
     nlohmann::json segments = nlohmann::json::array();

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -38,6 +39,11 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
   std::deque<SharedProgress> counts(m.segments.size());  // atomics stay where they were made
   std::atomic<int> next{0}, running{0};
   std::mutex mutex;
+  // The last worker's end wakes the run at once: the run's clock stops
+  // when its concat is done, which waits for this (a 100 ms poll cost 50 ms
+  // on average, 1.4% of a 60 s pencil run on an H200).
+  std::mutex ended_mutex;
+  std::condition_variable ended;
   WorkersOutcome outcome;
 
   auto work = [&](int device, int first) {
@@ -71,7 +77,11 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
         stop = true;
       }
     }
-    --running;
+    {
+      std::lock_guard lock(ended_mutex);
+      --running;
+    }
+    ended.notify_all();
   };
   // A device's context is made once, not once per worker (contended, that
   // was 1-2 s each for 8 worker processes); it stays until the last one ends.
@@ -90,7 +100,10 @@ WorkersOutcome run_worker_threads(const Manifest& m, const ParallelRunOptions& o
     for (const SharedProgress& c : counts) outcome.frames += c.frames, outcome.media_seconds += c.media_seconds;
   };
   while (running > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    {
+      std::unique_lock lock(ended_mutex);
+      ended.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; });
+    }
     total();
     progress.update(outcome.frames, outcome.media_seconds);
   }
