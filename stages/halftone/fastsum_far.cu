@@ -292,9 +292,11 @@ void FastsumGpu::configure_far(const FastsumPlan& plan, ScratchAllocator& scratc
   if (exact_sums) {
     exact_shared_bytes_ = 2 * spread_shared_bytes_;  // a word per grid point
     if (exact_shared_bytes_ > size_t(optin))
-      throw Error(ExitCode::config, "halftone: the exact spread of a seam's handover needs " +
+      throw Error(ExitCode::config, "halftone: the exact spread (deterministic, or a seam's handover) needs " +
                                         std::to_string(exact_shared_bytes_ / 1024) + " KB of shared memory, more than "
-                                        "the GPU's " + std::to_string(optin / 1024) + " KB (seam_seconds: 0 turns it off)");
+                                        "the GPU's " + std::to_string(optin / 1024) +
+                                        " KB (lower accuracy_p or oversampling; deterministic: false and "
+                                        "seam_seconds: 0 turn it off)");
     if (exact_shared_bytes_ > 48 * 1024)
       SP_CUDA_CHECK(cudaFuncSetAttribute(spread_kernel<true>(m), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(exact_shared_bytes_)));

@@ -52,6 +52,7 @@ struct HalftoneSettings {
   bool direct = false;           // repulsion: direct O(M^2) sum instead of the fast summation (baseline)
   bool lookup_map = false;       // CUDA near field: the seed's lookup map instead of the cell table
   double seam_seconds = 0.5;     // segment-parallel runs: the handover before a seam (handover.h); 0 = none
+  bool deterministic = false;    // CUDA: the far field's spread in fixed point, every frame (repeats to the bit)
 };
 
 StageDescriptor make_halftone_descriptor();
@@ -96,7 +97,8 @@ class HalftoneStage final : public Stage {
   // One frame of the particle system, up to the dots' final sort (the render's cell table).
   void advance_cpu(const RgbaView& in);
 #if STYLEPIPE_HAS_CUDA
-  // exact: sums that repeat to the bit (the warm frames then launch one by one).
+  // exact: sums that repeat to the bit. warm_graph: warm frames replay the
+  // graph captured on the first (a handover's launch one by one).
   void advance_cuda(const RgbaView& in, cudaStream_t stream, bool warm_graph, bool exact);
   // hold_distance: the drawn places follow the last sort's permutation; at
   // the frame's end (settle, before frames_done_ counts it) they are held or moved.
@@ -109,8 +111,9 @@ class HalftoneStage final : public Stage {
     bool exact = false;             // the state must repeat to the bit (CUDA: exact sums)
     float threshold = 0.f;
   };
-  // The states that a handover needs to repeat: next_ in the worker before
-  // a seam, and the frames before its segment in the worker after it.
+  // The states that must repeat to the bit: deterministic ones, and those a
+  // handover needs: next_ in the worker before a seam, and the frames before
+  // its segment in the worker after it.
   bool needs_exact_sums() const;
   SeamStep seam_step(double time_seconds);  // called once per frame, in order
   HandoverField handover_field(float threshold) const;

@@ -85,5 +85,19 @@ TEST(HalftoneConvergence, LagBeyondItsBudgetIsAConfigError) {
   EXPECT_FALSE(d.validate(p).has_value());
 }
 
+// The lookup map inserts in a changing order: it cannot repeat to the bit.
+TEST(HalftoneConvergence, DeterministicWithTheLookupMapIsAConfigError) {
+  const StageDescriptor d = make_halftone_descriptor();
+  Params p = halftone_default_params();
+  p.set("deterministic", true);
+  EXPECT_FALSE(d.validate(p).has_value());
+  p.set("neighbours", std::string("lookup_map"));
+  const auto error = d.validate(p);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("deterministic needs neighbours: cells"), std::string::npos) << *error;
+  p.set("deterministic", false);
+  EXPECT_FALSE(d.validate(p).has_value());
+}
+
 }  // namespace
 }  // namespace sp::halftone

@@ -423,7 +423,10 @@ void HalftoneStage::process_cuda(const RgbaView& in, const RgbaView& out, const 
   // A handover runs launch by launch: with the two states' kernels on one
   // stream, a warm graph hit illegal addresses under memcheck (docs/perf.md).
   if (step.handing_over) next_->advance_cuda(in, stream, false, true);
-  advance_cuda(in, stream, !step.handing_over && !step.exact, step.exact);
+  // A deterministic state sums exactly on every frame, so its warm graph
+  // (captured so) serves the frames before a seam too.
+  const bool exact = step.exact || settings_.deterministic;
+  advance_cuda(in, stream, !step.handing_over && (!step.exact || settings_.deterministic), exact);
   Cuda& c = *cuda_;
   Profile& pr = c.profile;
   const dim3 grid((size_.width + kThreads - 1) / kThreads, size_.height);

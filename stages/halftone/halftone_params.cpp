@@ -100,6 +100,11 @@ std::vector<ParamSpec> halftone_table() {
           "it, the state the next segment starts, and hands its picture over to it blob by blob, so the seam "
           "changes no more than a frame does. 0 = no handover: the arrangement restarts at each seam, as at a "
           "scene cut. A single run is unaffected."),
+      row("deterministic", T::boolean, false, {}, {},
+          "CUDA: sum the far field's spread in fixed point, so that the same frames give the same dots to the bit, "
+          "run after run and worker after worker (the float atomics of the default sum in an order that changes "
+          "from run to run: where a dot sits on its keep threshold, the arrangements then part). The CPU always "
+          "repeats. Needs neighbours: cells (the lookup map inserts in a changing order)."),
       row("profile", T::boolean, false, {}, {},
           "Time the phases. CUDA: events around attraction, sort, spread, FFT, interpolate, near field (with "
           "repulsion: direct, the whole direct sum), move and render on the first iteration of every frame, no "
@@ -139,6 +144,7 @@ HalftoneSettings parse_halftone_params(const Params& p) {
   s.points_out = p.get_string("points_out");
   s.profile = p.get_bool("profile");
   s.seam_seconds = p.get_number("seam_seconds");
+  s.deterministic = p.get_bool("deterministic");
   s.direct = p.get_string("repulsion") == "direct";
   s.lookup_map = p.get_string("neighbours") == "lookup_map";
   const std::string& channels = p.get_string("channels");
@@ -168,6 +174,7 @@ StageDescriptor make_halftone_descriptor() {
       {"ink_has_contrast", "With channels: mono, background and dot_color differ in brightness (luma) by 1 or more."},
       {"points_out_format", "points_out, when given, ends in .svg or .csv."},
       {"far_field_lag", "(far_field_every - 1) * step is at most 0.2."},
+      {"deterministic_needs_cells", "deterministic: true goes with neighbours: cells."},
   };
   d.validate = [](const Params& p) -> std::optional<std::string> {
     for (const char* key : {"background", "dot_color"})
@@ -178,6 +185,8 @@ StageDescriptor make_halftone_descriptor() {
     const std::string& out = p.get_string("points_out");
     auto ends = [&](const char* e) { return out.size() >= 4 && out.compare(out.size() - 4, 4, e) == 0; };
     if (!out.empty() && !ends(".svg") && !ends(".csv")) return "points_out must end in .svg or .csv";
+    if (p.get_bool("deterministic") && p.get_string("neighbours") == "lookup_map")
+      return "deterministic needs neighbours: cells (the lookup map's insertions change order from run to run)";
     const int64_t every = p.get_int("far_field_every");
     if (double(every - 1) * p.get_number("step") > kMaxFarFieldLag + 1e-9)
       return fmt::format("far_field_every {} with step {} lags the far field by {:.2f} steps, over {} (fewer, or a "

@@ -48,7 +48,7 @@ void HalftoneStage::set_seams(const SegmentSeams& seams) {
 }
 
 bool HalftoneStage::needs_exact_sums() const {
-  return settings_.seam_seconds > 0 && (is_next_state_ || seams_.begins);
+  return settings_.deterministic || (settings_.seam_seconds > 0 && (is_next_state_ || seams_.begins));
 }
 
 HandoverField HalftoneStage::handover_field(float threshold) const {
