@@ -47,8 +47,12 @@ TEST(ContactSheet, CellsAreDisjointAndHoldTheirTilesAboveTheirLabels) {
         EXPECT_LE(t.y + t.height, t.label_y);
         EXPECT_LE(t.label_y + l.label_height, l.height);
         EXPECT_LE(t.cell_x + l.cell_width, l.width);
-        if (c > 0) EXPECT_GT(t.cell_x, l.rows[r][c - 1].cell_x + l.cell_width - 1);  // left to right, apart
-        if (r > 0) EXPECT_GT(t.cell_y, l.rows[r - 1][0].label_y + l.label_height - 1);  // rows below each other
+        if (c > 0) {
+          EXPECT_GT(t.cell_x, l.rows[r][c - 1].cell_x + l.cell_width - 1);  // left to right, apart
+        }
+        if (r > 0) {
+          EXPECT_GT(t.cell_y, l.rows[r - 1][0].label_y + l.label_height - 1);  // rows below each other
+        }
       }
     }
   }

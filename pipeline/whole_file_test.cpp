@@ -20,7 +20,7 @@ TEST(WholeFile, GivesBackEveryByteWritten) {
   for (const size_t size : {size_t(0), size_t(1), size_t(rng() % 4096), size_t(65536 + rng() % 200000)}) {
     std::string bytes(size, '\0');
     for (char& c : bytes) c = char(rng());
-    const std::string path = dir.file("f" + std::to_string(size));
+    const std::string path = dir.file(std::to_string(size) + ".bin");
     std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
     const std::optional<std::string> read = read_whole_file(path);
     ASSERT_TRUE(read) << size;

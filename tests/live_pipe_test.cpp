@@ -162,7 +162,9 @@ void expect_live_stats(const std::string& stats_path) {
   EXPECT_DOUBLE_EQ(worst[0]["latency_ms"].get<double>(), latency["max"].get<double>());
   for (size_t i = 0; i < worst.size(); ++i) {
     const auto& w = worst[i];
-    if (i > 0) EXPECT_LE(w["latency_ms"].get<double>(), worst[i - 1]["latency_ms"].get<double>());
+    if (i > 0) {
+      EXPECT_LE(w["latency_ms"].get<double>(), worst[i - 1]["latency_ms"].get<double>());
+    }
     // The steps from read to written make up the latency; none is negative.
     const double parts = w["read_to_taken_ms"].get<double>() + w["taken_to_processed_ms"].get<double>() +
                          w["processed_to_write_ms"].get<double>() + w["write_ms"].get<double>();

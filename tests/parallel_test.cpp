@@ -60,7 +60,9 @@ TEST(ParallelFor, ScopedPoolsDecideTheThreads) {
     }
     for (int i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "index " << i << " of " << n;
     EXPECT_LE(int(seen.size()), threads);
-    if (threads == 1) EXPECT_EQ(*seen.begin(), std::this_thread::get_id()) << "a pool of one runs on its caller";
+    if (threads == 1) {
+      EXPECT_EQ(*seen.begin(), std::this_thread::get_id()) << "a pool of one runs on its caller";
+    }
     EXPECT_EQ(worker_count(), shared) << "the scope's end gives the shared pool back";
   }
 }

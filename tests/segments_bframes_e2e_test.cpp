@@ -74,7 +74,9 @@ TEST(SegmentsE2E, JobsRunKeepsTheSingleRunsBFramesInMp4AndMkv) {
     for (size_t i = 0; i < joined.dts.size(); ++i) {
       if (!joined.dts[i]) continue;
       ASSERT_LE(*joined.dts[i], joined.pts[i]) << "packet " << i;
-      if (previous) ASSERT_LT(*previous, *joined.dts[i]) << "decode times must increase: packet " << i;
+      if (previous) {
+        ASSERT_LT(*previous, *joined.dts[i]) << "decode times must increase: packet " << i;
+      }
       previous = joined.dts[i];
     }
     EXPECT_EQ(decoded_video_frames(split), int(in_times.size()));

@@ -51,7 +51,7 @@ Picture random_frame(Size size, std::mt19937_64& rng, int frame) {
     p.view.plane[i] = p.bytes.data() + offset;
     p.view.pitch[i] = size_t(layout.pitch[i]);
     for (int y = 0; y < layout.rows[i]; ++y)
-      for (int x = 0; x < layout.pitch[i]; ++x)
+      for (int x = 0; x < int(layout.pitch[i]); ++x)
         p.bytes[offset + size_t(y) * layout.pitch[i] + x] = uint8_t((x * 3 + y * 2 + frame * 7) / 3 + rng() % 48);
     offset += layout.bytes(i);
   }
