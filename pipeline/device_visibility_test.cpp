@@ -53,7 +53,7 @@ TEST(DeviceVisibility, UnsetShowsEveryOrdinalAndEmptyHidesThemAll) {
   std::mt19937_64 rng(fresh_seed() ^ 0x716);
   const int count = 1 + int(rng() % 8);
   std::string expected;
-  for (int i = 0; i < count; ++i) expected += (i ? "," : "") + std::to_string(i);
+  for (int i = 0; i < count; ++i) expected += std::string(i ? "," : "") + std::to_string(i);
   {
     const VisibleDevices unset(std::nullopt);
     EXPECT_EQ(visible_devices_up_to(count), expected);

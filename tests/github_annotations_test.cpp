@@ -30,7 +30,7 @@ TEST(GithubAnnotationsTest, ValidatePrintsOneAnnotationPerProblemAtItsLineAndCol
                          "  - scale: {factor: 0.5, width: 100}\n"
                          "  - xbr: {scale: 9%}\n";
   const test::CommandResult r =
-      test::run_command("(" + test::shell_quote(test::stylepipe_binary()) + " validate --format github " +
+      test::run_command(std::string("(") + test::shell_quote(test::stylepipe_binary()) + " validate --format github " +
                         test::shell_quote(path) + " 2>/dev/null)");
   EXPECT_EQ(r.exit_code, 78);
   const std::string file = escape_command_property(path);
@@ -44,7 +44,7 @@ TEST(GithubAnnotationsTest, ValidatePrintsOneAnnotationPerProblemAtItsLineAndCol
 }
 
 TEST(GithubAnnotationsTest, ValidateAnnotatesAMissingConfigWithoutAPosition) {
-  const test::CommandResult r = test::run_command("(" + test::shell_quote(test::stylepipe_binary()) +
+  const test::CommandResult r = test::run_command(std::string("(") + test::shell_quote(test::stylepipe_binary()) +
                                                   " validate --format github /nonexistent/x.yaml 2>/dev/null)");
   EXPECT_EQ(r.exit_code, 66);
   EXPECT_EQ(r.output, "::error file=/nonexistent/x.yaml::cannot open config (No such file or directory)\n");

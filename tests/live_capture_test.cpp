@@ -18,7 +18,7 @@ TEST(LiveCapture, X11GrabRegionThroughXbr) {
   std::mt19937_64 rng(fresh_seed());
   const int display = 90 + int(rng() % 400);
   // -wr: a white root window, so that a capture of nothing (zeros) shows.
-  const std::string screen = ":" + std::to_string(display);
+  const std::string screen = std::string(":") + std::to_string(display);
   // Started in the background; ready once ffmpeg can grab a picture from it (at most ~10 s on a busy machine).
   run_command("(Xvfb " + screen + " -screen 0 320x240x24 -wr -nolisten tcp >/dev/null 2>&1 &) ; for i in $(seq 100); do "
               "ffmpeg -v quiet -f x11grab -i " + screen + " -frames:v 1 -f null - && break; sleep 0.1; done");
