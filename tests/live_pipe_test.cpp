@@ -394,7 +394,8 @@ TEST(LivePipe, InputWithoutFramesIsADataError) {
   TempDir dir;
   const std::string out = dir.file("out.y4m"), log = dir.file("log.txt");
   // In a subshell: run_command's own 2>&1 must not send the messages into the output.
-  const CommandResult r = run_command(std::string("(") + shell_quote(stylepipe_binary()) + " run " + shell_quote(identity_config()) +
+  const CommandResult r = run_command(std::string("(") + shell_quote(stylepipe_binary()) + " run " +
+                                      shell_quote(identity_config()) +
                                       " -f rawvideo --pix-fmt rgba --size 256x240 --rate 60 -i - --low-latency"
                                       " --progress none -f yuv4mpegpipe -o - < /dev/null 2> " + shell_quote(log) +
                                       " > " + shell_quote(out) + ")");
