@@ -2,9 +2,11 @@
 // stage (initial placement, a few iterations, warm start, points_out).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
