@@ -1,5 +1,6 @@
 // CUDA against the CPU: fast-summation forces, the attraction field, and the
-// stage (initial placement, a few iterations, warm start, points_out).
+// stage (initial placement, a few iterations, warm start, points_out); and
+// two GPU runs against each other (deterministic: true repeats to the bit).
 #include <gtest/gtest.h>
 
 #include <algorithm>
