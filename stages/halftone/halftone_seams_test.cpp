@@ -34,13 +34,6 @@ double equal_share(const test::HostImage& a, const test::HostImage& b) {
   return double(same) / (double(a.width) * a.height);
 }
 
-// Dots equal to the bit, index by index.
-size_t same_dots(const std::vector<float2>& a, const std::vector<float2>& b) {
-  size_t same = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) same += a[i].x == b[i].x && a[i].y == b[i].y;
-  return same;
-}
-
 struct SeamRun {
   std::vector<test::HostImage> before, after, alone;  // the worker before the seam, after it, and a single run
 };

@@ -198,6 +198,13 @@ class StageRunner {
   uint8_t* d_out_ = nullptr;
 };
 
+// Dots equal to the bit, index by index.
+inline size_t same_dots(const std::vector<float2>& a, const std::vector<float2>& b) {
+  size_t same = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) same += a[i].x == b[i].x && a[i].y == b[i].y;
+  return same;
+}
+
 // Dots of `a` with no dot of `b` within 0.01 px.
 inline int unmatched_dots(const std::vector<float2>& a, const std::vector<float2>& b) {
   int far = 0;
