@@ -2,7 +2,6 @@
 // the next worker starts, to the bit, and hands its picture over to it.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
