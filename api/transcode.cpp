@@ -162,6 +162,7 @@ int run_single(const TranscodeRequest& a, RequestClock::time_point requested) {
 // the chain's warm-up (sp::choose_jobs); one worker is a single run.
 int run_with_auto_jobs(TranscodeRequest a, RequestClock::time_point requested) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
+  choose_auto_devices(a);
   // The GPUs are counted (the driver's start) while the input is probed.
   std::future<sp::AutoJobsHost> host_known = std::async(std::launch::async, [&a] { return detail::auto_jobs_host(a); });
   const bool one_stream = detail::reads_one_stream(a);

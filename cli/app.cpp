@@ -66,11 +66,13 @@ int cmd_stages(bool json, bool markdown) {
 
 // The run's work is the library's; the CLI adds the signal handlers and the
 // early teardown of the device, which only a process that exits next wants.
-int cmd_run(const stylepipe::TranscodeRequest& request) {
+int cmd_run(stylepipe::TranscodeRequest request) {
   stylepipe::install_interrupt_handlers();
   stylepipe::allow_device_teardown();
   // The driver starts only the GPUs the run can use (cuInit took 0.19 s with
-  // one GPU visible, 0.87 s with four, on a 4 x H200 host).
+  // one GPU visible, 0.87 s with four, on a 4 x H200 host), and --jobs auto
+  // uses only those its chain keeps busy.
+  stylepipe::choose_auto_devices(request);
   stylepipe::restrict_cuda_devices(stylepipe::cuda_devices_named(request.devices));
   const int code = stylepipe::transcode(request);
   stylepipe::release_device_early();

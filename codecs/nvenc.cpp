@@ -1,9 +1,11 @@
 #include "codecs/nvenc.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "codecs/ffmpeg_util.h"
 
@@ -104,6 +106,18 @@ bool listed_without_nvenc(const std::string& path, const std::string& identity) 
   for (std::string line; std::getline(in, line);)
     if (line == identity) return true;
   return false;
+}
+
+bool known_without_nvenc(const std::string& path, const std::vector<DriverGpu>& gpus) {
+  std::set<std::string> listed_uuids;  // a line is "GPU-... CUDA driver N"
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) listed_uuids.insert(line.substr(0, line.find(' ')));
+  std::set<std::string> models_without;
+  for (const DriverGpu& gpu : gpus)
+    if (listed_uuids.count(gpu.uuid)) models_without.insert(gpu.model);
+  return !gpus.empty() && std::all_of(gpus.begin(), gpus.end(), [&](const DriverGpu& gpu) {
+    return models_without.count(gpu.model) > 0;
+  });
 }
 
 void list_without_nvenc(const std::string& path, const std::string& identity) {

@@ -8,6 +8,9 @@ extern "C" {
 
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "pipeline/device.h"
 
 namespace sp {
 
@@ -37,6 +40,11 @@ std::string gpus_without_nvenc_path();
 bool listed_without_nvenc(const std::string& path, const std::string& identity);
 // Adds the line (unless listed); a cache that cannot be written is left be.
 void list_without_nvenc(const std::string& path, const std::string& identity);
+
+// Whether every one of `gpus` is known to have no NVENC engine, read before
+// CUDA starts: its UUID is listed at `path`, or another GPU of its model is
+// (one model, one set of engines). False for an empty `gpus`.
+bool known_without_nvenc(const std::string& path, const std::vector<DriverGpu>& gpus);
 
 // x264 presets ultrafast..placebo map to NVENC p1..p7, crf to constant
 // quality `cq` at the same number; low latency: tune ull, no delay, no

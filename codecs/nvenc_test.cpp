@@ -109,6 +109,23 @@ TEST(Nvenc, GpusWithoutAnEngineAreKeptBetweenProcessesOneLineEach) {
   list_without_nvenc("", l4);
 }
 
+TEST(Nvenc, GpusOfAListedModelAreKnownWithoutAnEngineBeforeCudaStarts) {
+  std::mt19937_64 rng(test::fresh_seed());
+  codec_test::TempDir dir;
+  const std::string path = dir.file("gpus-without-nvenc");
+  auto gpu = [&](const std::string& model) { return DriverGpu{"GPU-" + std::to_string(rng()), model}; };
+  const DriverGpu h200_a = gpu("NVIDIA H200"), h200_b = gpu("NVIDIA H200"), l4 = gpu("NVIDIA L4");
+  EXPECT_FALSE(known_without_nvenc(path, {h200_a})) << "no file yet";
+  // The file's lines are cuda_device_identity()'s: the UUID, then the driver.
+  list_without_nvenc(path, h200_a.uuid + " CUDA driver " + std::to_string(rng() % 20000));
+  EXPECT_TRUE(known_without_nvenc(path, {h200_a}));
+  EXPECT_TRUE(known_without_nvenc(path, {h200_a, h200_b})) << "another GPU of the listed one's model";
+  EXPECT_FALSE(known_without_nvenc(path, {h200_b})) << "a model is learnt from a listed GPU among those asked about";
+  EXPECT_FALSE(known_without_nvenc(path, {h200_a, l4})) << "an L4 has NVENC as far as anyone here knows";
+  EXPECT_FALSE(known_without_nvenc(path, {})) << "no GPUs listed: nothing known";
+  EXPECT_FALSE(known_without_nvenc(path, {DriverGpu{h200_a.uuid.substr(0, 6), "NVIDIA H200"}})) << "whole UUIDs only";
+}
+
 TEST(Nvenc, ChoiceParsing) {
   EXPECT_EQ(parse_encoder_choice("auto"), EncoderChoice::automatic);
   EXPECT_EQ(parse_encoder_choice("nvenc"), EncoderChoice::nvenc);

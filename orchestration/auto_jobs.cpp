@@ -51,7 +51,10 @@ InputLength header_length(const std::string& path) {
   if (avformat_open_input(&format, path.c_str(), nullptr, nullptr) < 0) return length;  // frees `format`
   if (format->duration > 0) length.seconds = double(format->duration) / AV_TIME_BASE;
   const int video = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  if (video >= 0) length.frame_rate = average_frame_rate(*format->streams[video]);
+  if (video >= 0) {
+    length.frame_rate = average_frame_rate(*format->streams[video]);
+    length.size = {format->streams[video]->codecpar->width, format->streams[video]->codecpar->height};
+  }
   avformat_close_input(&format);
   return length;
 }
@@ -104,6 +107,7 @@ InputLength probe_input_length(const std::string& path) {
   if (in.format->duration > 0) length.seconds = double(in.format->duration) / AV_TIME_BASE;
   else if (in.video->duration > 0) length.seconds = double(in.video->duration) * av_q2d(in.video->time_base);
   length.frame_rate = average_frame_rate(*in.video);
+  length.size = {in.video->codecpar->width, in.video->codecpar->height};
   return length;
 }
 

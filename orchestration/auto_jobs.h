@@ -43,9 +43,10 @@ int workers_for_length(double input_seconds, double warmup_seconds);
 struct InputLength {
   double seconds = -1;     // -1 where neither header nor streams say
   double frame_rate = 0;   // the video's average, 0 where the header does not say
+  Size size;               // the video's, {0, 0} where the header does not say
 };
 
-// The input's duration and frame rate: its container header's where it gives
+// The input's duration, frame rate and picture size: its container header's where it gives
 // the duration, else from probing its streams (which decodes a few frames).
 // Throws sp::Error for a file that cannot be opened.
 InputLength probe_input_length(const std::string& path);

@@ -47,6 +47,19 @@ std::string visible_device_entry(int ordinal);
 // one the environment hides: an ordinal past its list stays past it (and is
 // refused as a GPU that does not exist).
 std::string visible_devices_up_to(int count);
+// The host's NVIDIA GPUs as the kernel driver lists them
+// (/proc/driver/nvidia/gpus/*/information), read without starting CUDA:
+// the driver's start grows with the GPUs visible, so a run decides which it
+// uses before. Empty where they are not shown there (no driver, a container
+// without the driver's /proc entries).
+struct DriverGpu {
+  std::string uuid;   // "GPU-8c3e0c7a-...", as cuda_device_identity begins
+  std::string model;  // "NVIDIA H200"
+};
+std::vector<DriverGpu> driver_gpus(const std::string& proc_dir = "/proc/driver/nvidia/gpus");
+// The GPUs this process would see, without starting CUDA: CUDA_VISIBLE_DEVICES's
+// entries where it is set, else driver_gpus()'s count; -1 where neither says.
+int gpus_visible_without_driver();
 // Keeps only ordinals 0..count-1 visible, where CUDA has not started in this
 // process yet (stylepipe::restrict_cuda_devices).
 void restrict_cuda_visibility(int count);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
 #include <string>
@@ -60,6 +62,45 @@ TEST(DeviceVisibility, UnsetShowsEveryOrdinalAndEmptyHidesThemAll) {
   }
   const VisibleDevices empty(std::string{});
   EXPECT_EQ(visible_devices_up_to(count), "");
+}
+
+// The kernel driver's /proc/driver/nvidia/gpus, as an H200 host's shows it
+// (tabs and all), with random UUIDs and models, and a folder with no file.
+TEST(DeviceVisibility, DriverGpusAreReadFromTheDriversProcEntries) {
+  namespace fs = std::filesystem;
+  std::mt19937_64 rng(fresh_seed() ^ 0x717);
+  const fs::path dir = fs::temp_directory_path() / ("sp-driver-gpus-" + std::to_string(rng()));
+  std::vector<DriverGpu> made;
+  const int count = 1 + int(rng() % 6);
+  for (int i = 0; i < count; ++i) {
+    const DriverGpu gpu{"GPU-" + std::to_string(rng()) + "-9f50", rng() % 2 ? "NVIDIA H200" : "NVIDIA L40S"};
+    const fs::path bus = dir / ("0000:" + std::to_string(10 + i) + ":00.0");
+    fs::create_directories(bus);
+    std::ofstream(bus / "information") << "Model: \t\t " << gpu.model << "\nIRQ:   \t\t 41\nGPU UUID: \t " << gpu.uuid
+                                       << "\nVideo BIOS: \t 96.00.a5.00.1a\nBus Type: \t PCIe\n";
+    made.push_back(gpu);
+  }
+  fs::create_directories(dir / "0000:99:00.0");  // no information file: not a GPU we can name
+  std::vector<DriverGpu> read = driver_gpus(dir.string());
+  auto by_uuid = [](const DriverGpu& a, const DriverGpu& b) { return a.uuid < b.uuid; };
+  std::sort(made.begin(), made.end(), by_uuid);
+  ASSERT_EQ(read.size(), made.size());
+  for (size_t i = 0; i < made.size(); ++i) {
+    EXPECT_EQ(read[i].uuid, made[i].uuid);
+    EXPECT_EQ(read[i].model, made[i].model);
+  }
+  EXPECT_TRUE(driver_gpus((dir / "absent").string()).empty());
+  fs::remove_all(dir);
+}
+
+TEST(DeviceVisibility, GpusVisibleWithoutTheDriverFollowTheEnvironmentFirst) {
+  {
+    const VisibleDevices listed(std::string("0,GPU-1234,2"));
+    EXPECT_EQ(gpus_visible_without_driver(), 3);
+  }
+  const VisibleDevices unset(std::nullopt);
+  const int listed = int(driver_gpus().size());
+  EXPECT_EQ(gpus_visible_without_driver(), listed > 0 ? listed : -1);
 }
 
 }  // namespace

@@ -92,6 +92,13 @@ class Stage {
   virtual double floor_bytes(Size in, Size out) const {
     return 4.0 * (double(in.width) * in.height + double(out.width) * out.height);
   }
+  // The stage's CUDA time a frame at this input size, in ms, on an H100 or
+  // H200 (its `stylepipe bench` figures), where its parameters bound it;
+  // nullopt where they do not (iterations, dot counts) or it was not
+  // measured. `--jobs auto` leaves GPUs out only for chains whose stages all
+  // say (orchestration/gpu_need.h): a wrong nullopt costs a GPU's start, a
+  // wrong number the GPUs a chain needed.
+  virtual std::optional<double> gpu_milliseconds(Size) const { return std::nullopt; }
   virtual StageCounters counters() const { return {}; }
 };
 

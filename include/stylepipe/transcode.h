@@ -76,6 +76,15 @@ struct TranscodeRequest {
 // some clip failed.
 int transcode(const TranscodeRequest& request);
 
+// `--jobs auto` over several GPUs (`devices` "all" or a list): the first of
+// them that the chain keeps busy, where the chain's GPU time and a software
+// encoder (libx264, libx265) are known without starting CUDA; `devices` is
+// narrowed to them and the reason logged once. Leaves any other request as
+// it is. transcode() does it too; a front end that restricts the GPUs CUDA
+// starts (restrict_cuda_devices) calls it first, so that the driver starts
+// only these.
+void choose_auto_devices(TranscodeRequest& request);
+
 // `stylepipe plan`: cuts the input into segments at keyframes and writes
 // the manifest that `manifest`/`index` runs and `concat` read; prints it.
 int plan(const TranscodeRequest& request);

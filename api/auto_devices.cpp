@@ -1,0 +1,100 @@
+// --jobs auto over several GPUs: the ones the chain keeps busy
+// (orchestration/gpu_need.h), decided before CUDA starts.
+#include "api/auto_devices.h"
+
+#include <set>
+
+#include "api/batch_request.h"
+#include "api/request_options.h"
+#include "codecs/media_writer.h"
+#include "codecs/nvenc.h"
+#include "orchestration/auto_jobs.h"
+#include "orchestration/gpu_need.h"
+#include "orchestration/parallel_run.h"
+#include "pipeline/cores.h"
+#include "pipeline/log.h"
+
+namespace stylepipe {
+namespace detail {
+namespace {
+
+// The software encoder the run will use whatever its GPUs: --encoder
+// software, a codec NVENC does not have, or GPUs known to have no NVENC.
+// Empty for NVENC, for a maybe, and for encoders other than x264 and x265,
+// whose rate the estimate does not bound.
+std::string sure_software_encoder(const TranscodeRequest& a, const sp::Config& config, const GpuHostFacts& host) {
+  const sp::OutputOptions output = transcode_options(a, config).output;
+  const sp::OutputPlan plan = sp::plan_output(output);
+  const std::string name = plan.encoder->name;
+  if (name != "libx264" && name != "libx265") return {};
+  if (output.encoder == sp::EncoderChoice::software || !sp::nvenc_counterpart(plan.encoder)) return name;
+  if (output.encoder == sp::EncoderChoice::nvenc) return {};
+  return sp::known_without_nvenc(host.nvenc_cache, host.gpus) ? name : std::string();
+}
+
+// The distinct GPUs the request lists, in its order; empty where a list
+// names one that is not there (the run's to refuse, with all of them).
+std::vector<int> listed_gpus(const std::string& devices, int visible) {
+  const std::optional<std::vector<int>> named = sp::named_devices(devices);
+  std::vector<int> listed;
+  if (!named) {
+    for (int i = 0; i < visible; ++i) listed.push_back(i);
+    return listed;
+  }
+  std::set<int> seen;
+  for (int device : *named) {
+    if (device >= visible) return {};
+    if (seen.insert(device).second) listed.push_back(device);
+  }
+  return listed;
+}
+
+std::string narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
+  const std::vector<int> listed = listed_gpus(a.devices, host.visible);
+  if (listed.size() < 2) return a.devices;
+  const sp::Config config = sp::load_config(a.config_path);
+  const sp::InputLength input = sp::probe_input_length(a.input);
+  sp::GpuNeedQuestion q;
+  q.gpus_listed = int(listed.size());
+  q.cores = host.cores;
+  q.input = input.size;
+  q.chain_gpu_ms = sp::chain_gpu_milliseconds(config, input.size);
+  if (q.chain_gpu_ms) q.software_encoder = sure_software_encoder(a, config, host);
+  const sp::GpuNeed need = sp::gpus_needed(q);
+  if (need.gpus >= q.gpus_listed) return a.devices;
+  std::string devices;
+  for (int i = 0; i < need.gpus; ++i) devices += (i ? "," : "") + std::to_string(listed[size_t(i)]);
+  sp::log_info("--jobs auto: {} (--devices {})", need.why, devices);
+  return devices;
+}
+
+}  // namespace
+
+GpuHostFacts gpu_host_facts() {
+  GpuHostFacts host;
+  host.gpus = sp::driver_gpus();
+  host.visible = sp::gpus_visible_without_driver();
+  host.cores = sp::usable_cores();
+  host.nvenc_cache = sp::gpus_without_nvenc_path();
+  return host;
+}
+
+std::string auto_devices(const TranscodeRequest& a, const GpuHostFacts& host) {
+  if (a.jobs != TranscodeRequest::kJobsAuto || a.devices.empty() || a.backend == "cpu" || !a.manifest.empty() ||
+      host.gpus.empty() || is_batch(a) || reads_one_stream(a))
+    return a.devices;
+  try {
+    return narrowed(a, host);
+  } catch (const std::exception&) {
+    return a.devices;  // a config, input or output the run refuses: its own check says so
+  }
+}
+
+}  // namespace detail
+
+void choose_auto_devices(TranscodeRequest& request) {
+  if (!sp::kBuildHasCuda || request.jobs != TranscodeRequest::kJobsAuto || request.devices.empty()) return;
+  request.devices = detail::auto_devices(request, detail::gpu_host_facts());
+}
+
+}  // namespace stylepipe

@@ -1,0 +1,24 @@
+#pragma once
+// --jobs auto over several GPUs (stylepipe::choose_auto_devices), on the
+// host's facts as read before CUDA starts (api/ only; tests give their own).
+#include <string>
+#include <vector>
+
+#include "pipeline/device.h"
+#include "stylepipe/transcode.h"
+
+namespace stylepipe::detail {
+
+struct GpuHostFacts {
+  std::vector<sp::DriverGpu> gpus;  // the driver's list: none, no narrowing
+  int visible = -1;                 // sp::gpus_visible_without_driver()
+  int cores = 1;
+  std::string nvenc_cache;  // sp::gpus_without_nvenc_path()
+};
+GpuHostFacts gpu_host_facts();
+
+// The --devices the request's run uses on such a host: the request's own,
+// or the first of them that its chain keeps busy (and a log line says why).
+std::string auto_devices(const TranscodeRequest& request, const GpuHostFacts& host);
+
+}  // namespace stylepipe::detail

@@ -1,0 +1,102 @@
+// --jobs auto over several GPUs: which of them a run keeps, on a 4-GPU host's
+// facts (the decision reads them before CUDA starts, so any host can be
+// given), with a real clip, configs and the run's own output settings.
+#include "api/auto_devices.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+#include "codecs/nvenc.h"
+#include "tests/e2e_util.h"
+#include "tests/support/test_support.h"
+
+namespace sp::test {
+namespace {
+
+class AutoDevices : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::mt19937_64 rng(fresh_seed());
+    for (int i = 0; i < 4; ++i) host_.gpus.push_back({"GPU-" + std::to_string(rng()), "NVIDIA H200"});
+    host_.visible = 4;
+    host_.cores = 64;
+    host_.nvenc_cache = dir_.file("gpus-without-nvenc");
+    clip_ = dir_.file("hd.mp4");
+    ASSERT_EQ(ffmpeg("-f lavfi -i testsrc2=size=1920x1080:rate=30 -frames:v 3 -c:v libx264 -preset ultrafast "
+                     "-pix_fmt yuv420p " + shell_quote(clip_)).exit_code, 0);
+  }
+
+  stylepipe::TranscodeRequest request(const std::string& stage) {
+    const std::string config = dir_.file(stage.substr(0, stage.find(':')) + ".yaml");
+    std::ofstream(config) << "pipeline:\n  - " << stage << "\n";
+    stylepipe::TranscodeRequest r;
+    r.config_path = config;
+    r.input = clip_;
+    r.output = dir_.file("out.mp4");
+    r.codec = "libx264";
+    r.encoder = "software";
+    r.jobs = stylepipe::TranscodeRequest::kJobsAuto;
+    r.devices = "all";
+    return r;
+  }
+
+  std::string devices(const stylepipe::TranscodeRequest& r) { return stylepipe::detail::auto_devices(r, host_); }
+
+  TempDir dir_;
+  stylepipe::detail::GpuHostFacts host_;
+  std::string clip_;
+};
+
+TEST_F(AutoDevices, PencilIntoX264KeepsTheFirstListedGpu) {
+  EXPECT_EQ(devices(request("pencil: {color: true}")), "0");
+  stylepipe::TranscodeRequest r = request("pencil: {color: true}");
+  r.devices = "2,2,3,1";
+  EXPECT_EQ(devices(r), "2");
+  host_.cores = 128;  // encoders that could take more than one GPU's pencil at their best
+  EXPECT_EQ(devices(request("pencil: {color: true}")), "0,1");
+}
+
+TEST_F(AutoDevices, GpuBoundOrUnknownChainsKeepEveryGpu) {
+  EXPECT_EQ(devices(request("halftone: {channels: cmy}")), "all");
+  EXPECT_EQ(devices(request("pencil: {tone_solve: lu2012}")), "all");
+}
+
+TEST_F(AutoDevices, AnEncoderThatMayBeNvencKeepsEveryGpuUntilTheModelIsKnownWithoutIt) {
+  stylepipe::TranscodeRequest r = request("pencil: {}");
+  r.encoder = "auto";
+  EXPECT_EQ(devices(r), "all") << "each GPU may bring its NVENC";
+  r.encoder = "nvenc";
+  EXPECT_EQ(devices(r), "all");
+  r.encoder = "auto";
+  list_without_nvenc(host_.nvenc_cache, host_.gpus[2].uuid + " CUDA driver 13000");
+  EXPECT_EQ(devices(r), "0") << "GPU 2 was found without NVENC, and the others are of its model";
+  r.codec = "ffv1";  // a rate the estimate does not bound
+  EXPECT_EQ(devices(r), "all");
+}
+
+TEST_F(AutoDevices, OtherRequestsAreLeftAsTheyAre) {
+  stylepipe::TranscodeRequest r = request("pencil: {}");
+  r.jobs = 4;
+  EXPECT_EQ(devices(r), "all");
+  r = request("pencil: {}");
+  r.backend = "cpu";
+  EXPECT_EQ(devices(r), "all");
+  r = request("pencil: {}");
+  r.devices = "0,7";  // a GPU the host lacks: the run refuses the list
+  EXPECT_EQ(devices(r), "0,7");
+  r.devices = "1";
+  EXPECT_EQ(devices(r), "1");
+  r = request("pencil: {}");
+  r.input = dir_.file("absent.mp4");  // the run's own error names it
+  EXPECT_EQ(devices(r), "all");
+  r = request("pencil: {}");
+  r.frames = 2;  // one stream: a single run
+  EXPECT_EQ(devices(r), "all");
+  host_.gpus.clear();  // a host whose driver lists no GPU
+  EXPECT_EQ(devices(request("pencil: {}")), "all");
+}
+
+}  // namespace
+}  // namespace sp::test

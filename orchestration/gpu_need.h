@@ -1,0 +1,40 @@
+#pragma once
+// `--jobs auto` over several GPUs: how many of them a chain keeps busy. A
+// GPU beyond those adds its driver start (0.1-0.3 s each, measured on H200
+// hosts) and nothing else: pencil into libx264 on four H200s ran at 0.57-0.66
+// of the host's encoder ceiling against one GPU's 0.75-0.81 (docs/perf.md,
+// session 33). Decided before CUDA starts, so that the driver starts only the
+// GPUs used.
+#include <optional>
+#include <string>
+
+#include "pipeline/config.h"
+#include "pipeline/image.h"
+
+namespace sp {
+
+struct GpuNeedQuestion {
+  int gpus_listed = 0;  // what --devices names
+  int cores = 1;
+  Size input;
+  std::optional<double> chain_gpu_ms;  // a frame at `input`; nullopt: unknown
+  // The software encoder the run is sure to use (libx264, libx265); empty
+  // where it may be NVENC (one a GPU: more GPUs, more encoders) or is another.
+  std::string software_encoder;
+};
+
+struct GpuNeed {
+  int gpus = 0;     // of gpus_listed
+  std::string why;  // "1 of 4 GPUs: ..."; empty where all are used for want of an estimate
+};
+
+// The GPUs whose kernels keep up with the encoders at their best: at most
+// kX264MegapixelsPerCoreSecond a core. All of the listed ones where the
+// chain's GPU time or the encoder is not known.
+GpuNeed gpus_needed(const GpuNeedQuestion& question);
+
+// The chain's GPU time a frame at `input` (Stage::gpu_milliseconds, added
+// up), where every stage bounds its own; nullopt otherwise.
+std::optional<double> chain_gpu_milliseconds(const Config& config, Size input);
+
+}  // namespace sp

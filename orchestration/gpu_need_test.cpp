@@ -1,0 +1,93 @@
+// --jobs auto's GPUs for a chain: its estimate against the bench figures it
+// stands for, and the decision's shape (never fewer GPUs for more work).
+#include "orchestration/gpu_need.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tests/support/test_support.h"
+
+namespace sp::test {
+namespace {
+
+std::optional<double> chain_ms(const std::string& pipeline, Size size) {
+  return chain_gpu_milliseconds(parse_config("pipeline:\n" + pipeline, "chain.yaml"), size);
+}
+
+// `stylepipe bench --config configs/bench/pencil.yaml` on an H100 (docs/perf.md, session 11).
+TEST(GpuNeed, PencilsEstimateStaysNearItsBench) {
+  const struct { Size size; double measured_ms; } bench[] = {
+      {{1920, 1080}, 0.214}, {{2560, 1920}, 0.579}, {{3840, 2160}, 1.268}};
+  for (const auto& b : bench) {
+    const std::optional<double> ms = chain_ms("  - pencil: {color: true}\n", b.size);
+    ASSERT_TRUE(ms) << b.size.width;
+    EXPECT_NEAR(*ms, b.measured_ms, 0.2 * b.measured_ms) << b.size.width << "x" << b.size.height;
+  }
+  // Longer line kernels cost more, as the stroke pass's taps grow with them.
+  EXPECT_GT(*chain_ms("  - pencil: {line_length: 101}\n", {1920, 1080}), 1.5 * *chain_ms("  - pencil: {}\n", {1920, 1080}));
+}
+
+TEST(GpuNeed, StagesWithoutABoundLeaveTheChainUnknown) {
+  const Size hd{1920, 1080};
+  EXPECT_FALSE(chain_ms("  - pencil: {tone_solve: lu2012}\n", hd)) << "conjugate gradients up to cg_max_iterations";
+  EXPECT_FALSE(chain_ms("  - halftone: {}\n", hd));
+  EXPECT_FALSE(chain_ms("  - pencil: {}\n  - halftone: {}\n", hd)) << "one unknown stage: the chain is unknown";
+}
+
+GpuNeedQuestion pencil_on(int gpus, int cores) {
+  GpuNeedQuestion q;
+  q.gpus_listed = gpus;
+  q.cores = cores;
+  q.input = {1920, 1080};
+  q.chain_gpu_ms = chain_ms("  - pencil: {color: true}\n", q.input);
+  q.software_encoder = "libx264";
+  return q;
+}
+
+// Measured on a 4 x H200 host with 64 cores (docs/perf.md, sessions 33-34):
+// pencil into libx264 ultrafast ran faster on one GPU than on two or four.
+TEST(GpuNeed, PencilIntoX264TakesOneOfFourGpusOn64Cores) {
+  const GpuNeed need = gpus_needed(pencil_on(4, 64));
+  EXPECT_EQ(need.gpus, 1);
+  EXPECT_NE(need.why.find("1 of 4 GPUs"), std::string::npos) << need.why;
+  EXPECT_NE(need.why.find("libx264"), std::string::npos) << need.why;
+}
+
+TEST(GpuNeed, EveryListedGpuWhereTheChainOrTheEncoderIsUnknown) {
+  std::mt19937_64 rng(fresh_seed());
+  const int gpus = 2 + int(rng() % 7);
+  GpuNeedQuestion q = pencil_on(gpus, 1 + int(rng() % 128));
+  q.software_encoder = "";  // NVENC, perhaps: one more encoder a GPU
+  EXPECT_EQ(gpus_needed(q).gpus, gpus);
+  EXPECT_EQ(gpus_needed(q).why, "");
+  q = pencil_on(gpus, 1 + int(rng() % 128));
+  q.chain_gpu_ms.reset();
+  EXPECT_EQ(gpus_needed(q).gpus, gpus);
+  q = pencil_on(gpus, 1 + int(rng() % 128));
+  q.input = {0, 0};  // the header does not say
+  EXPECT_EQ(gpus_needed(q).gpus, gpus);
+}
+
+TEST(GpuNeed, MoreWorkOrMoreCoresNeverTakesAGpuAway) {
+  std::mt19937_64 rng(fresh_seed());
+  for (int round = 0; round < 200; ++round) {
+    GpuNeedQuestion q = pencil_on(1 + int(rng() % 8), 1 + int(rng() % 256));
+    q.chain_gpu_ms = 0.01 + double(rng() % 10000) / 1000;
+    q.input = {16 + int(rng() % 4000), 16 + int(rng() % 3000)};
+    const GpuNeed need = gpus_needed(q);
+    EXPECT_GE(need.gpus, 1);
+    EXPECT_LE(need.gpus, q.gpus_listed);
+    EXPECT_EQ(need.why.empty(), need.gpus == q.gpus_listed) << need.why;
+    GpuNeedQuestion more = q;
+    more.cores += 1 + int(rng() % 64);
+    *more.chain_gpu_ms *= 1.0 + double(rng() % 100) / 50;
+    EXPECT_GE(gpus_needed(more).gpus, need.gpus) << more.cores << " cores, " << *more.chain_gpu_ms << " ms";
+    GpuNeedQuestion larger = q;  // the same chain time on larger pictures: fewer frames a second to feed
+    larger.input.width *= 2;
+    EXPECT_LE(gpus_needed(larger).gpus, need.gpus);
+  }
+}
+
+}  // namespace
+}  // namespace sp::test
