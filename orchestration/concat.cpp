@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "codecs/h264_in_mp4.h"
 #include "codecs/media_reader.h"
 #include "codecs/muxer.h"
 #include "codecs/video_parameters_tag.h"
@@ -57,6 +58,22 @@ ParametersPtr output_video_parameters(const SegmentFile& segment) {
   const AVRational sar = segment.video().sample_aspect_ratio;
   p->sample_aspect_ratio = sar.num > 0 && sar.den > 0 ? sar : AVRational{0, 1};
   return p;
+}
+
+// MP4 and MOV: FFmpeg's muxer writes H.264 with lengths before its NAL
+// units, and converts Annex B packets itself where the stream's extradata is
+// Annex B (codecs/h264_in_mp4.h).
+bool stores_length_prefixed_h264(const OutputPlan& plan) {
+  const std::string name = plan.format->name;
+  return name == "mp4" || name == "mov";
+}
+
+void set_extradata(AVCodecParameters* p, const std::vector<uint8_t>& bytes) {
+  av_freep(&p->extradata);
+  p->extradata = static_cast<uint8_t*>(av_mallocz(bytes.size() + AV_INPUT_BUFFER_PADDING_SIZE));
+  if (!p->extradata) throw std::bad_alloc();
+  std::copy(bytes.begin(), bytes.end(), p->extradata);
+  p->extradata_size = int(bytes.size());
 }
 
 // The time base a single run would mux the video in. NUT gave the segments a
@@ -173,6 +190,8 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
     segment_time_base = first_file->video().time_base;
     video_parameters = output_video_parameters(*first_file);
   }
+  const bool length_prefixed = stores_length_prefixed_h264(plan) && is_annex_b_h264(*video_parameters);
+  if (length_prefixed) set_extradata(video_parameters.get(), avcc_record(*video_parameters));
   MuxerOptions muxer_options;
   muxer_options.plan = plan;
   const bool in_place = written_in_place(output);  // a device or FIFO: no rename over it
@@ -184,7 +203,7 @@ ConcatResult join_into_output(const Manifest& manifest, const OutputPlan& plan, 
   ConcatResult result;
   try {
     JoinedVideo joined_video(std::move(segments), segment_time_base, video_parameters->video_delay,
-                             muxer.video_stream()->time_base, checker);
+                             muxer.video_stream()->time_base, checker, length_prefixed);
     const Joined joined = join(joined_video, input, muxer, whole_video);
     log_debug("{}: every packet joined", output);
     muxer.finish();

@@ -4,13 +4,18 @@
 
 #include <algorithm>
 
+#include "codecs/h264_in_mp4.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 
 namespace sp {
 
-SegmentReadAhead::SegmentReadAhead(std::unique_ptr<SegmentFile> file, std::optional<SegmentFrameCheck> check)
-    : file_(std::move(file)), check_(std::move(check)), reader_([this] { read_all(); }) {}
+SegmentReadAhead::SegmentReadAhead(std::unique_ptr<SegmentFile> file, std::optional<SegmentFrameCheck> check,
+                                   bool length_prefixed)
+    : file_(std::move(file)),
+      check_(std::move(check)),
+      length_prefixed_(length_prefixed),
+      reader_([this] { read_all(); }) {}
 
 SegmentReadAhead::~SegmentReadAhead() {
   {
@@ -31,6 +36,7 @@ void SegmentReadAhead::read_all() {
         if (got) check_->add(*packet);
         else check_->finish();
       }
+      if (got && length_prefixed_) annex_b_to_length_prefixed(packet.get());
       std::unique_lock lock(mutex_);
       if (!got) break;
       changed_.wait(lock, [&] { return stop_ || bytes_ < kBytes; });
@@ -67,9 +73,10 @@ bool SegmentReadAhead::next(AVPacket* packet) {
 }
 
 JoinedVideo::JoinedVideo(Segments segments, AVRational segment_time_base, int reorder_delay,
-                         AVRational output_time_base, SegmentChecker* checker)
+                         AVRational output_time_base, SegmentChecker* checker, bool length_prefixed)
     : segments_(std::move(segments)),
       checker_(checker),
+      length_prefixed_(length_prefixed),
       segment_time_base_(segment_time_base),
       time_base_(output_time_base),
       reorder_delay_(std::max(reorder_delay, 0)),
@@ -92,7 +99,7 @@ bool JoinedVideo::read(AVPacket* packet) {
         checker_->check_header(*file, s->index);
         check.emplace(checker_->frame_check(*file, *s));
       }
-      file_ = std::make_unique<SegmentReadAhead>(std::move(file), std::move(check));
+      file_ = std::make_unique<SegmentReadAhead>(std::move(file), std::move(check), length_prefixed_);
     }
     if (file_->next(packet)) break;
     log_debug("joined {}", file_->file().name());

@@ -28,11 +28,12 @@ namespace sp {
 // reading it overlaps with writing the output (the join after the last
 // worker was a read and a write of every byte, one after the other):
 // packets as SegmentFile::read gives them, each through `check` where given,
-// at most kBytes ahead.
+// at most kBytes ahead; with `length_prefixed`, H.264 as MP4 stores it
+// (codecs/h264_in_mp4.h), made here rather than on the muxer's thread.
 class SegmentReadAhead {
  public:
   static constexpr size_t kBytes = size_t(64) << 20;
-  SegmentReadAhead(std::unique_ptr<SegmentFile> file, std::optional<SegmentFrameCheck> check);
+  SegmentReadAhead(std::unique_ptr<SegmentFile> file, std::optional<SegmentFrameCheck> check, bool length_prefixed);
   ~SegmentReadAhead();  // stops the reader
   SegmentReadAhead(const SegmentReadAhead&) = delete;
   SegmentReadAhead& operator=(const SegmentReadAhead&) = delete;
@@ -46,6 +47,7 @@ class SegmentReadAhead {
 
   std::unique_ptr<SegmentFile> file_;
   std::optional<SegmentFrameCheck> check_;
+  bool length_prefixed_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<PacketPtr> packets_;
@@ -65,8 +67,9 @@ class JoinedVideo {
   // deep (as SegmentChecker makes sure). With a `checker`, each segment is
   // checked as it is read (its header when opened, its frames one by one),
   // so that a segment is read once, not once to check and once to join.
+  // With `length_prefixed`, H.264 packets come as MP4 stores them.
   JoinedVideo(Segments segments, AVRational segment_time_base, int reorder_delay, AVRational output_time_base,
-              SegmentChecker* checker = nullptr);
+              SegmentChecker* checker = nullptr, bool length_prefixed = false);
   ~JoinedVideo();
 
   // False after the last packet of the last segment.
@@ -86,6 +89,7 @@ class JoinedVideo {
 
   Segments segments_;
   SegmentChecker* checker_;
+  bool length_prefixed_;
   AVRational segment_time_base_, time_base_;
   int reorder_delay_;
   size_t next_segment_ = 0;
