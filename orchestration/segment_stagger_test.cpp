@@ -16,11 +16,11 @@
 namespace sp::test {
 namespace {
 
-// The rule as documented: equal shares, the last round's growing by 12% of a
+// The rule as documented: equal shares, the last round's growing by 9% of a
 // mean segment each (0.42 / (round - 1) where less), around the mean.
 double last_round_step(int segments, int jobs) {
   const int last_round = std::min(segments, jobs);
-  return last_round > 1 ? std::min(0.12, 0.42 / (last_round - 1)) : 0;
+  return last_round > 1 ? std::min(0.09, 0.42 / (last_round - 1)) : 0;
 }
 
 std::vector<double> target_seconds(const KeyframeScan& scan, int segments, int jobs) {
