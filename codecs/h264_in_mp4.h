@@ -1,10 +1,10 @@
 #pragma once
-// H.264 as MP4 and MOV store it: each NAL unit after its length in 4 bytes,
-// with an avcC record for the stream. Encoders write Annex B (start codes),
-// which FFmpeg's MP4 muxer converts packet by packet on the thread that
-// writes; a concat converts on its read-ahead thread instead (38% of a
-// concat's time was that scan, docs/perf.md session 34), and gives the muxer
-// packets it writes as they are.
+// H.264 as MP4, MOV and Matroska store it: each NAL unit after its length
+// in 4 bytes, with an avcC record for the stream. Encoders write Annex B
+// (start codes), which FFmpeg's muxers convert packet by packet on the
+// thread that writes; a concat converts on its read-ahead thread instead
+// (38% of a concat's time was that scan, docs/perf.md session 34), and
+// gives the muxer packets it writes as they are.
 extern "C" {
 #include <libavcodec/avcodec.h>
 }

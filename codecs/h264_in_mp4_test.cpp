@@ -1,6 +1,6 @@
-// H.264 as MP4 stores it, made by us, against the oracle of FFmpeg's own MP4
-// muxer (which converts Annex B itself) read back by its demuxer: the avcC
-// record and every packet's bytes.
+// H.264 as MP4 (and Matroska) stores it, made by us, against the oracle of
+// FFmpeg's own muxers (which convert Annex B themselves) read back by its
+// demuxers: the avcC record and every packet's bytes.
 #include "codecs/h264_in_mp4.h"
 
 #include <gtest/gtest.h>
@@ -71,17 +71,22 @@ TEST(H264InMp4, X264PacketsAndRecordAreWhatFfmpegsMuxerStores) {
   std::mt19937_64 rng(fresh_seed());
   for (int round = 0; round < 3; ++round) {
     TempDir dir;
-    const std::string nut = x264_in_nut(dir, rng), mp4 = dir.file("oracle.mp4");
-    ASSERT_EQ(ffmpeg("-i " + shell_quote(nut) + " -c copy " + shell_quote(mp4)).exit_code, 0);
-    Stored annex_b, oracle;
+    const std::string nut = x264_in_nut(dir, rng);
+    Stored annex_b;
     read_video(nut, &annex_b);
-    read_video(mp4, &oracle);
     ASSERT_TRUE(is_annex_b_h264(*annex_b.parameters));
-    EXPECT_FALSE(is_annex_b_h264(*oracle.parameters)) << "MP4's extradata is an avcC record";
-    EXPECT_EQ(avcc_record(*annex_b.parameters), oracle.extradata);
-    ASSERT_EQ(annex_b.packets.size(), oracle.packets.size());
-    for (size_t i = 0; i < annex_b.packets.size(); ++i)
-      ASSERT_EQ(converted(annex_b.packets[i]), oracle.packets[i]) << "packet " << i;
+    // Matroska's muxer converts as MP4's does, and stores the same record.
+    for (const char* container : {"mp4", "mkv"}) {
+      const std::string out = dir.file(std::string("oracle.") + container);
+      ASSERT_EQ(ffmpeg("-i " + shell_quote(nut) + " -c copy " + shell_quote(out)).exit_code, 0);
+      Stored oracle;
+      read_video(out, &oracle);
+      EXPECT_FALSE(is_annex_b_h264(*oracle.parameters)) << container << ": its extradata is an avcC record";
+      EXPECT_EQ(avcc_record(*annex_b.parameters), oracle.extradata) << container;
+      ASSERT_EQ(annex_b.packets.size(), oracle.packets.size()) << container;
+      for (size_t i = 0; i < annex_b.packets.size(); ++i)
+        ASSERT_EQ(converted(annex_b.packets[i]), oracle.packets[i]) << container << ", packet " << i;
+    }
   }
 }
 

@@ -60,12 +60,12 @@ ParametersPtr output_video_parameters(const SegmentFile& segment) {
   return p;
 }
 
-// MP4 and MOV: FFmpeg's muxer writes H.264 with lengths before its NAL
-// units, and converts Annex B packets itself where the stream's extradata is
-// Annex B (codecs/h264_in_mp4.h).
+// MP4, MOV and Matroska: FFmpeg's muxers write H.264 with lengths before
+// its NAL units, and convert Annex B packets themselves where the stream's
+// extradata is Annex B (codecs/h264_in_mp4.h).
 bool stores_length_prefixed_h264(const OutputPlan& plan) {
   const std::string name = plan.format->name;
-  return name == "mp4" || name == "mov";
+  return name == "mp4" || name == "mov" || name == "matroska";
 }
 
 void set_extradata(AVCodecParameters* p, const std::vector<uint8_t>& bytes) {
