@@ -90,7 +90,7 @@ void add_parallel_arguments(CLI::App& run, stylepipe::TranscodeRequest& a) {
            throw CLI::ValidationError("--jobs", "'" + value + "' is not 1..256 or auto");
          },
          "Cut the input into segments and run this many workers at a time (a batch: this many clips at a time); "
-         "auto: from the GPUs, the cores and the input's length")
+         "auto: from the GPUs, the cores and the input's length, and of --devices only the GPUs the chain keeps busy")
       ->type_name("N|auto");
   run.add_option("--devices", a.devices, "GPUs the --jobs workers spread over: all, or a list like 0,1 (0,0: two on GPU 0)");
   run.add_flag("--keep-segments", a.keep_segments, "Keep the work directory after --jobs joined the output");

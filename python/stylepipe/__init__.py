@@ -330,7 +330,8 @@ def transcode(input, output, config, *, jobs=0, progress=None, **options):
     a pattern with ``{stem}``, ``{name}``, ``{ext}`` or ``{index}``; ``jobs`` clips run at a
     time, ``fail_fast=True`` starts no clip after a failed one. A failed clip is reported on
     stderr and the others go on; it returns 65 when some failed.
-    ``jobs="auto"`` chooses the workers from the GPUs, the cores and the input's length.
+    ``jobs="auto"`` chooses the workers from the GPUs, the cores and the input's length, and
+    of ``devices`` only the GPUs the chain keeps busy.
     """
     if jobs == "auto":
         jobs = -1  # TranscodeRequest::kJobsAuto
