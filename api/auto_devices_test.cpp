@@ -94,6 +94,10 @@ TEST_F(AutoDevices, OtherRequestsAreLeftAsTheyAre) {
   r = request("pencil: {}");
   r.frames = 2;  // one stream: a single run
   EXPECT_EQ(devices(r), "all");
+  r = request("pencil: {}");
+  r.inputs = {clip_};  // a batch counts its clips at a time by the GPUs listed (8 each)
+  r.output = dir_.file("{stem}_{index}.mp4");
+  EXPECT_EQ(devices(r), "all");
   host_.gpus.clear();  // a host whose driver lists no GPU
   EXPECT_EQ(devices(request("pencil: {}")), "all");
 }
