@@ -15,10 +15,10 @@ std::optional<double> chain_ms(const std::string& pipeline, Size size) {
   return chain_gpu_milliseconds(parse_config("pipeline:\n" + pipeline, "chain.yaml"), size);
 }
 
-// `stylepipe bench --config configs/bench/pencil.yaml` on an H100 (docs/perf.md, session 11).
+// `stylepipe bench --config configs/bench/pencil.yaml` on an H100 (stages/pencil/README.md, v5).
 TEST(GpuNeed, PencilsEstimateStaysNearItsBench) {
   const struct { Size size; double measured_ms; } bench[] = {
-      {{1920, 1080}, 0.214}, {{2560, 1920}, 0.579}, {{3840, 2160}, 1.268}};
+      {{1920, 1080}, 0.211}, {{2560, 1920}, 0.582}, {{3840, 2160}, 1.28}};
   for (const auto& b : bench) {
     const std::optional<double> ms = chain_ms("  - pencil: {color: true}\n", b.size);
     ASSERT_TRUE(ms) << b.size.width;
