@@ -207,16 +207,16 @@ TEST(SegmentsE2E, HalftoneSeamIsNoLargerThanChangesWithinSegments) {
 }
 
 // A --jobs run that picks its own segments cuts between keyframes (of an MP4,
-// whose index counts frames), at 0.88 and 1.88 thirds of 7 s (its last round
-// grows by 12% of a mean segment a step): the handover starts by time, so it
+// whose index counts frames), at 0.91 and 1.91 thirds of 7 s (its last round
+// grows by 9% of a mean segment a step): the handover starts by time, so it
 // hands over there too.
 TEST(SegmentsE2E, HalftoneSeamBetweenKeyframesIsNoLargerThanChangesWithinSegments) {
   if (!StageRegistry::instance().find("halftone"))
     GTEST_SKIP() << "this build leaves the halftone stage out (STYLEPIPE_EXCLUDE_STAGES)";
   const nlohmann::json manifest = expect_halftone_seams_like_steps_within(7, 40, "--jobs 3", "mp4");
   ASSERT_EQ(manifest["segments"].size(), 3u);
-  EXPECT_NEAR(manifest["segments"][1]["begin_seconds"].get<double>(), 7 * 0.88 / 3, 0.04) << "not the 1.6 s keyframe";
-  EXPECT_NEAR(manifest["segments"][2]["begin_seconds"].get<double>(), 7 * 1.88 / 3, 0.04) << "not the 4.8 s keyframe";
+  EXPECT_NEAR(manifest["segments"][1]["begin_seconds"].get<double>(), 7 * 0.91 / 3, 0.04) << "not the 1.6 s keyframe";
+  EXPECT_NEAR(manifest["segments"][2]["begin_seconds"].get<double>(), 7 * 1.91 / 3, 0.04) << "not the 4.8 s keyframe";
 }
 
 }  // namespace

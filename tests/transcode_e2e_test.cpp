@@ -217,7 +217,10 @@ TEST(TranscodeE2E, TheRunsClockCountsOpeningTheInput) {
   std::ifstream stats_file(stats);
   const nlohmann::json s = nlohmann::json::parse(stats_file);
   EXPECT_EQ(s["frames"]["out"].get<int>(), 10);
-  EXPECT_GE(s["wall_seconds"].get<double>(), 1.4) << "the wait for the input is not on the run's clock";
+  // The 1.5 s run from before the process starts, which takes part of them
+  // on a loaded machine (1.39 s were left in CI); a clock from the open input
+  // said 0.009 s.
+  EXPECT_GE(s["wall_seconds"].get<double>(), 1.0) << "the wait for the input is not on the run's clock";
 }
 
 TEST(TranscodeE2E, FailedRunLeavesExistingOutputUntouched) {
