@@ -2,6 +2,7 @@
 // (orchestration/gpu_need.h), decided before CUDA starts.
 #include "api/auto_devices.h"
 
+#include <algorithm>
 #include <set>
 
 #include "api/batch_request.h"
@@ -32,20 +33,13 @@ std::string sure_software_encoder(const TranscodeRequest& a, const sp::Config& c
   return sp::known_without_nvenc(host.nvenc_cache, host.gpus) ? name : std::string();
 }
 
-// The distinct GPUs the request lists, in its order; empty where a list
-// names one that is not there (the run's to refuse, with all of them).
+// The distinct GPUs the request lists, in its order, as the run parses the
+// list (a GPU that is not there throws: the run's to refuse, with all of them).
 std::vector<int> listed_gpus(const std::string& devices, int visible) {
-  const std::optional<std::vector<int>> named = sp::named_devices(devices);
   std::vector<int> listed;
-  if (!named) {
-    for (int i = 0; i < visible; ++i) listed.push_back(i);
-    return listed;
-  }
   std::set<int> seen;
-  for (int device : *named) {
-    if (device >= visible) return {};
+  for (int device : sp::parse_device_list(devices, std::max(visible, 0)))
     if (seen.insert(device).second) listed.push_back(device);
-  }
   return listed;
 }
 
@@ -63,7 +57,10 @@ std::string narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
   const sp::GpuNeed need = sp::gpus_needed(q);
   if (need.gpus >= q.gpus_listed) return a.devices;
   std::string devices;
-  for (int i = 0; i < need.gpus; ++i) devices += (i ? "," : "") + std::to_string(listed[size_t(i)]);
+  for (int i = 0; i < need.gpus; ++i) {
+    if (i) devices += ',';
+    devices += std::to_string(listed[size_t(i)]);
+  }
   sp::log_info("--jobs auto: {} (--devices {})", need.why, devices);
   return devices;
 }

@@ -14,6 +14,7 @@
 #include "codecs/h264_in_mp4.h"
 #include "codecs/media_reader.h"
 #include "codecs/muxer.h"
+#include "codecs/muxer_names.h"
 #include "codecs/video_parameters_tag.h"
 #include "orchestration/joined_video.h"
 #include "orchestration/segment_file.h"
@@ -64,8 +65,7 @@ ParametersPtr output_video_parameters(const SegmentFile& segment) {
 // its NAL units, and convert Annex B packets themselves where the stream's
 // extradata is Annex B (codecs/h264_in_mp4.h).
 bool stores_length_prefixed_h264(const OutputPlan& plan) {
-  const std::string name = plan.format->name;
-  return name == "mp4" || name == "mov" || name == "matroska";
+  return is_named(plan.format, "mp4") || is_named(plan.format, "mov") || is_named(plan.format, "matroska");
 }
 
 void set_extradata(AVCodecParameters* p, const std::vector<uint8_t>& bytes) {
