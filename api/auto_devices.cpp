@@ -43,9 +43,9 @@ std::vector<int> listed_gpus(const std::string& devices, int visible) {
   return listed;
 }
 
-std::string narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
+AutoDevices narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
   const std::vector<int> listed = listed_gpus(a.devices, host.visible);
-  if (listed.size() < 2) return a.devices;
+  if (listed.size() < 2) return {a.devices, {}};
   const sp::Config config = sp::load_config(a.config_path);
   const sp::InputLength input = sp::probe_input_length(a.input);
   sp::GpuNeedQuestion q;
@@ -55,14 +55,13 @@ std::string narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
   q.chain_gpu_ms = sp::chain_gpu_milliseconds(config, input.size);
   if (q.chain_gpu_ms) q.software_encoder = sure_software_encoder(a, config, host);
   const sp::GpuNeed need = sp::gpus_needed(q);
-  if (need.gpus >= q.gpus_listed) return a.devices;
+  if (need.gpus >= q.gpus_listed) return {a.devices, {}};
   std::string devices;
   for (int i = 0; i < need.gpus; ++i) {
     if (i) devices += ',';
     devices += std::to_string(listed[size_t(i)]);
   }
-  sp::log_info("--jobs auto: {} (--devices {})", need.why, devices);
-  return devices;
+  return {devices, need.why};
 }
 
 }  // namespace
@@ -76,14 +75,14 @@ GpuHostFacts gpu_host_facts() {
   return host;
 }
 
-std::string auto_devices(const TranscodeRequest& a, const GpuHostFacts& host) {
+AutoDevices auto_devices(const TranscodeRequest& a, const GpuHostFacts& host) {
   if (a.jobs != TranscodeRequest::kJobsAuto || a.devices.empty() || a.backend == "cpu" || !a.manifest.empty() ||
       host.gpus.empty() || is_batch(a) || reads_one_stream(a))
-    return a.devices;
+    return {a.devices, {}};
   try {
     return narrowed(a, host);
   } catch (const std::exception&) {
-    return a.devices;  // a config, input or output the run refuses: its own check says so
+    return {a.devices, {}};  // a config, input or output the run refuses: its own check says so
   }
 }
 
@@ -91,7 +90,11 @@ std::string auto_devices(const TranscodeRequest& a, const GpuHostFacts& host) {
 
 void choose_auto_devices(TranscodeRequest& request) {
   if (!sp::kBuildHasCuda || request.jobs != TranscodeRequest::kJobsAuto || request.devices.empty()) return;
-  request.devices = detail::auto_devices(request, detail::gpu_host_facts());
+  const detail::AutoDevices chosen = detail::auto_devices(request, detail::gpu_host_facts());
+  if (chosen.reason.empty()) return;
+  sp::log_info("--jobs auto: {} (--devices {})", chosen.reason, chosen.devices);
+  request.devices = chosen.devices;
+  request.devices_auto_reason = chosen.reason;
 }
 
 }  // namespace stylepipe

@@ -17,8 +17,12 @@ struct GpuHostFacts {
 };
 GpuHostFacts gpu_host_facts();
 
+struct AutoDevices {
+  std::string devices;
+  std::string reason;  // why some were left out; empty: the request's own
+};
 // The --devices the request's run uses on such a host: the request's own,
-// or the first of them that its chain keeps busy (and a log line says why).
-std::string auto_devices(const TranscodeRequest& request, const GpuHostFacts& host);
+// or the first of them that its chain keeps busy, and why.
+AutoDevices auto_devices(const TranscodeRequest& request, const GpuHostFacts& host);
 
 }  // namespace stylepipe::detail

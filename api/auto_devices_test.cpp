@@ -42,7 +42,7 @@ class AutoDevices : public ::testing::Test {
     return r;
   }
 
-  std::string devices(const stylepipe::TranscodeRequest& r) { return stylepipe::detail::auto_devices(r, host_); }
+  std::string devices(const stylepipe::TranscodeRequest& r) { return stylepipe::detail::auto_devices(r, host_).devices; }
 
   TempDir dir_;
   stylepipe::detail::GpuHostFacts host_;
@@ -50,7 +50,10 @@ class AutoDevices : public ::testing::Test {
 };
 
 TEST_F(AutoDevices, PencilIntoX264KeepsTheFirstListedGpu) {
-  EXPECT_EQ(devices(request("pencil: {color: true}")), "0");
+  const stylepipe::detail::AutoDevices chosen = stylepipe::detail::auto_devices(request("pencil: {color: true}"), host_);
+  EXPECT_EQ(chosen.devices, "0");
+  EXPECT_NE(chosen.reason.find("1 of 4 GPUs"), std::string::npos) << chosen.reason;
+  EXPECT_NE(chosen.reason.find("64 cores"), std::string::npos) << chosen.reason;
   stylepipe::TranscodeRequest r = request("pencil: {color: true}");
   r.devices = "2,2,3,1";
   EXPECT_EQ(devices(r), "2");
@@ -59,6 +62,7 @@ TEST_F(AutoDevices, PencilIntoX264KeepsTheFirstListedGpu) {
 }
 
 TEST_F(AutoDevices, GpuBoundOrUnknownChainsKeepEveryGpu) {
+  EXPECT_EQ(stylepipe::detail::auto_devices(request("halftone: {channels: cmy}"), host_).reason, "");
   EXPECT_EQ(devices(request("halftone: {channels: cmy}")), "all");
   EXPECT_EQ(devices(request("pencil: {tone_solve: lu2012}")), "all");
 }

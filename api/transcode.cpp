@@ -89,7 +89,8 @@ using RequestClock = std::chrono::steady_clock;
 
 // `requested`: when the request came, so that the run's clock counts what
 // went before its plan too (--jobs auto counts the GPUs, the driver's start).
-int run_parallel(const TranscodeRequest& a, RequestClock::time_point requested) {
+int run_parallel(const TranscodeRequest& a, RequestClock::time_point requested,
+                 std::optional<sp::AutoJobsChoice> jobs_auto = std::nullopt) {
   refuse_single_stream_flags(a, "--jobs");
   sp::ParallelRunOptions o;
   o.jobs = a.jobs;
@@ -132,6 +133,7 @@ int run_parallel(const TranscodeRequest& a, RequestClock::time_point requested) 
   o.progress = o.worker.progress;
   o.stats_json_path = a.stats_json;
   o.keep_segments = a.keep_segments;
+  o.jobs_auto = std::move(jobs_auto);
   // The workers join the context still starting: opening their inputs overlaps with it.
   const int code = sp::run_parallel(m, o);
   contexts.wait();  // a failure to start was the workers' to report
@@ -141,11 +143,13 @@ int run_parallel(const TranscodeRequest& a, RequestClock::time_point requested) 
 // One run from start to end, its clock from `requested`. With a progress
 // callback it runs on a thread of its own, and the caller's thread reports
 // its counts every 100 ms.
-int run_single(const TranscodeRequest& a, RequestClock::time_point requested) {
+int run_single(const TranscodeRequest& a, RequestClock::time_point requested,
+               std::optional<sp::AutoJobsChoice> jobs_auto = std::nullopt) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
   sp::TranscodeOptions o = detail::transcode_options(a, config);
   o.stop = a.cancel;
   o.clock_start = requested;
+  o.jobs_auto = std::move(jobs_auto);
   sp::RunStats stats;
   if (!a.on_progress) return sp::run_transcode(o, stats);
   sp::SharedProgress counts;
@@ -157,6 +161,32 @@ int run_single(const TranscodeRequest& a, RequestClock::time_point requested) {
   a.on_progress({counts.frames.load(), counts.media_seconds.load()});
   return code;
 }
+
+// The GPU a request's --devices names first; nullopt for none, for the CPU
+// backend, and where no GPU is present (the run then says why it uses the
+// CPU, or refuses a list it cannot run).
+std::optional<int> first_listed_gpu(const TranscodeRequest& a) {
+  if (a.devices.empty() || a.backend == "cpu" || !sp::cuda_device_available()) return std::nullopt;
+  return sp::parse_device_list(a.devices, sp::cuda_device_count()).front();
+}
+
+// The calling thread's CUDA device, set again when a run that chose its own returns.
+class CallerDeviceKept {
+ public:
+  CallerDeviceKept() : device_(sp::current_cuda_device()) {}
+  ~CallerDeviceKept() {
+    try {
+      sp::use_cuda_device(device_);
+    } catch (const std::exception& e) {
+      sp::log_warning("the calling thread's GPU {} could not be made current again: {}", device_, e.what());
+    }
+  }
+  CallerDeviceKept(const CallerDeviceKept&) = delete;
+  CallerDeviceKept& operator=(const CallerDeviceKept&) = delete;
+
+ private:
+  int device_;
+};
 
 // --jobs auto: the workers from the GPUs, the cores, the input's length and
 // the chain's warm-up (sp::choose_jobs); one worker is a single run.
@@ -182,10 +212,19 @@ int run_with_auto_jobs(TranscodeRequest a, RequestClock::time_point requested) {
   const bool segments_asked = a.segments || a.segment_seconds || !a.workdir.empty() || a.keep_segments ||
                               a.worker_processes;
   a.jobs = choice.jobs;
-  if (a.jobs > 1 || segments_asked) return run_parallel(a, requested);
+  sp::AutoJobsChoice chosen{choice.jobs, choice.why, a.devices, a.devices_auto_reason};
+  if (a.jobs > 1 || segments_asked) return run_parallel(a, requested, std::move(chosen));
   a.jobs = 0;
-  a.devices.clear();  // a single run, on the first GPU
-  return run_single(a, requested);
+  // A single run, on the first GPU listed (--devices 2 means GPU 2, not the caller's).
+  const std::optional<int> first = first_listed_gpu(a);
+  if (first) chosen.devices = std::to_string(*first);
+  a.devices.clear();
+  std::optional<CallerDeviceKept> caller;
+  if (first) {
+    caller.emplace();
+    sp::use_cuda_device(*first);
+  }
+  return run_single(a, requested, std::move(chosen));
 }
 
 }  // namespace

@@ -172,7 +172,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
       if (device != workers.devices_used.end() && device->second >= 0) entry["device"] = device->second;
       segments.push_back(entry);
     }
-    const nlohmann::json stats = {{"input", m.input_path},
+    nlohmann::json stats = {{"input", m.input_path},
                                   {"output", joined->output},
                                   {"jobs", o.jobs},
                                   {"workers", workers_as_threads(o) ? "threads" : "processes"},
@@ -185,6 +185,7 @@ int run_parallel(const Manifest& m, const ParallelRunOptions& o) {
                                   {"gpu_release_seconds", release_seconds},
                                   {"result", was_interrupted ? "interrupted" : "ok"},
                                   {"segments", segments}};
+    if (o.jobs_auto) stats["jobs_auto"] = o.jobs_auto->to_json();
     std::ofstream out(o.stats_json_path);
     out << stats.dump(2) << "\n";
     if (!out) log_error("{}: cannot write stats", o.stats_json_path);

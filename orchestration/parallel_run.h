@@ -11,6 +11,7 @@
 #include "orchestration/manifest.h"
 #include "orchestration/segment_plan.h"
 #include "pipeline/progress.h"
+#include "pipeline/run_stats.h"
 
 namespace sp {
 
@@ -33,6 +34,7 @@ struct ParallelRunOptions {
   std::string stats_json_path;
   bool keep_segments = false;  // the work directory stays after a successful concat
   double plan_seconds = 0;     // for the stats: from the request to this call (--jobs auto: counting the GPUs too)
+  std::optional<AutoJobsChoice> jobs_auto;  // for the stats: what --jobs auto chose
 };
 
 // Whether the workers are threads of this process: unless worker_processes asks otherwise.

@@ -134,6 +134,7 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   log_debug("input open");
   stats.input = options.input.url;
   stats.output = options.output.url;
+  stats.jobs_auto = options.jobs_auto;
   stats.decoder.name = reader.video().codec_name;
   detail::Transcoder transcoder(options, stats, std::move(device), device_work, reader);
   const int code = transcoder.run(reader, started);

@@ -48,6 +48,7 @@ struct TranscodeOptions {
   // and NVDEC's session count, as they do in a `--jobs` run's; unset, when
   // run_transcode is called.
   std::optional<std::chrono::steady_clock::time_point> clock_start;
+  std::optional<AutoJobsChoice> jobs_auto;  // for the stats: --jobs auto chose this single run
 };
 
 // Under --hwdec auto an input of at most this many pixels in all (120

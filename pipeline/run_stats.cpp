@@ -75,6 +75,12 @@ static nlohmann::json choice_json(const Choice& c) {
   return j;
 }
 
+nlohmann::json AutoJobsChoice::to_json() const {
+  nlohmann::json j = {{"workers", workers}, {"reason", reason}, {"devices", devices}};
+  if (!devices_reason.empty()) j["devices_reason"] = devices_reason;
+  return j;
+}
+
 nlohmann::json RunStats::to_json() const {
   nlohmann::json stage_list = nlohmann::json::array();
   for (const auto& s : stages) {
@@ -131,6 +137,7 @@ nlohmann::json RunStats::to_json() const {
   j["startup_seconds"] = since_exec;
   if (cuda_device >= 0) j["cuda_device"] = {{"ordinal", cuda_device}, {"pci_bus_id", cuda_device_pci_bus_id}};
   if (timeline.enabled()) j["timeline"] = timeline.to_json();
+  if (jobs_auto) j["jobs_auto"] = jobs_auto->to_json();
   return j;
 }
 

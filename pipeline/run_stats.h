@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,15 @@ class Samples {
 struct Choice {
   std::string name;
   std::string reason;  // empty when it was the first choice
+};
+
+// What `--jobs auto` chose, and why (the lines it logs), for the stats.
+struct AutoJobsChoice {
+  int workers = 0;
+  std::string reason;
+  std::string devices;         // the GPUs it ran on ("" for the caller's one)
+  std::string devices_reason;  // why some GPUs listed were left out; empty when none were
+  nlohmann::json to_json() const;
 };
 
 struct StageStats {
@@ -86,6 +96,7 @@ struct RunStats {
   EngineTraffic traffic;
   std::vector<std::string> warnings;
   std::string result = "ok";  // ok, interrupted, data error, ...
+  std::optional<AutoJobsChoice> jobs_auto;  // a single run that --jobs auto chose
 
   void add_frame(const FrameTimings& t);
   void mark_startup(std::string step) { startup.push_back({std::move(step), seconds_since_process_start()}); }

@@ -141,18 +141,33 @@ TEST(SegmentsE2E, JobsAutoSaysWhatItChoseAndGivesTheSingleRunsOutput) {
   const std::string single = dir.file("single.mkv"), automatic = dir.file("auto.mkv");
   CommandResult r = stylepipe(run_parallel_cmd(example_config(), clip.path, single, "--codec ffv1"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 --jobs auto"));
+  const std::string stats = dir.file("stats.json");
+  r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 --jobs auto --stats-json " + stats));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--jobs auto: 1 worker: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" s a worker"), std::string::npos) << "the input's length is in the reason: " << r.output;
+  // The stats keep the choice as the log said it.
+  const auto said = [&r](const nlohmann::json& choice) {
+    return r.output.find("--jobs auto: " + choice["reason"].get<std::string>() + "\n") != std::string::npos;
+  };
+  nlohmann::json choice = read_json(stats)["jobs_auto"];
+  EXPECT_EQ(choice["workers"], 1) << choice;
+  EXPECT_TRUE(said(choice)) << choice << "\n" << r.output;
+  EXPECT_FALSE(choice.contains("devices_reason")) << choice;
   EXPECT_EQ(video_md5s(automatic), video_md5s(single));
   EXPECT_EQ(audio_packet_hashes(automatic), audio_packet_hashes(single));
   // Segment flags keep their segments when one worker is chosen.
-  const std::string stats = dir.file("stats.json");
   r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic,
                                  "--codec ffv1 -y --jobs auto --segments 2 --stats-json " + stats));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_json(stats)["segments"].size(), 2u) << r.output;
+  choice = read_json(stats)["jobs_auto"];
+  EXPECT_EQ(choice["workers"], 1) << choice;
+  EXPECT_TRUE(said(choice)) << choice << "\n" << r.output;
+  // A run without --jobs auto has no such entry.
+  r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 -y --jobs 2 --stats-json " + stats));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(read_json(stats).contains("jobs_auto"));
   EXPECT_EQ(video_md5s(automatic), video_md5s(single));
   r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 -y --jobs many"));
   EXPECT_EQ(r.exit_code, 64) << r.output;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/cores.h"
 #include "pipeline/device.h"
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
@@ -160,6 +161,42 @@ TEST(SegmentsGpu, ADeviceListStartsOnlyTheGpusItNames) {
   for (const auto& segment : j["segments"])
     EXPECT_EQ(segment["stats"]["cuda_device"]["pci_bus_id"], cuda_device_pci_bus_id(segment["device"].get<int>()))
         << "device " << segment["device"] << " is not the GPU of that ordinal";
+}
+
+// --jobs auto over a list keeps to it when it finds one worker enough: the
+// single run is on the GPU named, not the caller's first; and over all GPUs,
+// a chain that keeps one busy (pencil into x264) runs on the first, the
+// stats saying why.
+TEST(SegmentsGpu, JobsAutoRunsOnTheGpusItIsGivenAndSaysWhichAndWhy) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: the GPU workers are not exercised here";
+  const int gpus = cuda_device_count();
+  if (gpus < 2) GTEST_SKIP() << "one GPU here: a list cannot name another than the first";
+  ClipAndCpuRun clip;
+  ASSERT_NO_FATAL_FAILURE(clip.make());
+  std::mt19937_64 rng(fresh_seed());
+  const int named = 1 + int(rng() % uint64_t(gpus - 1));
+  CommandResult r = stylepipe("run " + clip.config + " -i " + clip.in + " -o " + clip.gpu + " -y --backend cuda " +
+                              "--codec ffv1 --jobs auto --devices " + std::to_string(named) + " --stats-json " + clip.stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--jobs auto: 1 worker"), std::string::npos) << r.output;
+  EXPECT_EQ(video_md5s(clip.gpu), video_md5s(clip.cpu));
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(clip.stats));
+  EXPECT_EQ(j["cuda_device"]["pci_bus_id"], cuda_device_pci_bus_id(named)) << j["cuda_device"];
+  EXPECT_EQ(j["jobs_auto"]["devices"], std::to_string(named)) << j["jobs_auto"];
+
+  const std::string pencil = source_dir() + "/configs/pencil.yaml", mp4 = clip.dir.file("pencil.mp4");
+  r = stylepipe("run " + pencil + " -i " + clip.in + " -o " + mp4 + " -y --backend cuda --codec libx264 --preset "
+                "ultrafast --encoder software --jobs auto --devices all --stats-json " + clip.stats);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  j = nlohmann::json::parse(std::ifstream(clip.stats));
+  // 640x360 pencil is 0.02 ms of a GPU a frame; x264 would need over 100 cores to keep two busy.
+  if (usable_cores() <= 100) {
+    EXPECT_EQ(j["jobs_auto"]["devices"], "0") << j["jobs_auto"];
+    const std::string why = j["jobs_auto"].value("devices_reason", "");
+    EXPECT_NE(why.find("1 of " + std::to_string(gpus) + " GPUs"), std::string::npos) << j["jobs_auto"];
+    EXPECT_NE(r.output.find("--jobs auto: " + why + " (--devices 0)"), std::string::npos) << r.output;
+    EXPECT_EQ(j["cuda_device"]["pci_bus_id"], cuda_device_pci_bus_id(0)) << j["cuda_device"];
+  }
 }
 
 TEST(SegmentsGpu, ADeviceThatDoesNotExistIsAUsageError) {

@@ -60,6 +60,9 @@ struct TranscodeRequest {
   std::optional<int> index;
   bool force = false;
   std::string log_level = "info";  // what --jobs gives its worker processes
+  // Set by choose_auto_devices where `--jobs auto` left some of `devices`
+  // out: why (its log line, and `jobs_auto.devices_reason` in --stats-json).
+  std::string devices_auto_reason;
 
   // Called from the calling thread's side of the run about every 100 ms
   // while frames are written (single runs; --jobs sums its workers).
