@@ -42,6 +42,8 @@ void check_request(const TranscodeRequest& a) {
                      a.worker_processes))
     throw Error(sp::ExitCode::usage,
                 "--devices, --segments, --segment-seconds, --workdir, --keep-segments and --worker-processes go with --jobs");
+  if (!a.devices.empty() && a.backend == "cpu")
+    throw Error(sp::ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
 }
 
 // A segment-parallel run cuts a file; what only makes sense for one stream
@@ -94,8 +96,6 @@ int run_parallel(const TranscodeRequest& a, RequestClock::time_point requested,
   refuse_single_stream_flags(a, "--jobs");
   sp::ParallelRunOptions o;
   o.jobs = a.jobs;
-  if (!a.devices.empty() && a.backend == "cpu")
-    throw Error(sp::ExitCode::usage, "--devices needs the CUDA backend, not --backend cpu");
   o.worker_processes = a.worker_processes;
   // The driver's start (0.2 s a visible GPU) and, for worker threads, each
   // device's context, while the input is planned.

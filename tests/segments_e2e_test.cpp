@@ -172,6 +172,10 @@ TEST(SegmentsE2E, JobsAutoSaysWhatItChoseAndGivesTheSingleRunsOutput) {
   r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 -y --jobs many"));
   EXPECT_EQ(r.exit_code, 64) << r.output;
   EXPECT_NE(r.output.find("'many' is not 1..256 or auto"), std::string::npos) << r.output;
+  // GPUs named for a CPU run are refused whether one worker or several come of it.
+  r = stylepipe(run_parallel_cmd(example_config(), clip.path, automatic, "--codec ffv1 -y --jobs auto --devices 0"));
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("--devices needs the CUDA backend"), std::string::npos) << r.output;
 }
 
 // Under taskset or a Slurm job's cpuset the process counts the CPUs it may run
