@@ -52,8 +52,8 @@ AutoDevices narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
   q.gpus_listed = int(listed.size());
   q.cores = host.cores;
   q.input = input.size;
-  q.chain_gpu_ms = sp::chain_gpu_milliseconds(config, input.size);
-  if (q.chain_gpu_ms) q.software_encoder = sure_software_encoder(a, config, host);
+  q.chain = sp::chain_gpu_cost(config, input.size);
+  if (q.chain) q.software_encoder = sure_software_encoder(a, config, host);
   const sp::GpuNeed need = sp::gpus_needed(q);
   if (need.gpus >= q.gpus_listed) return {a.devices, {}};
   std::string devices;

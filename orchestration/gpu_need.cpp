@@ -21,30 +21,35 @@ constexpr double kX264MegapixelsPerCoreSecond = 120;
 
 GpuNeed gpus_needed(const GpuNeedQuestion& q) {
   GpuNeed need{q.gpus_listed, {}};
-  if (q.gpus_listed <= 1 || !q.chain_gpu_ms || q.software_encoder.empty() || q.input.width <= 0 ||
-      q.input.height <= 0)
+  if (q.gpus_listed <= 1 || !q.chain || q.software_encoder.empty() || q.input.width <= 0 || q.input.height <= 0 ||
+      q.chain->output.width <= 0 || q.chain->output.height <= 0)
     return need;
-  const double megapixels = double(q.input.width) * q.input.height / 1e6;
+  const Size encoded = q.chain->output;
+  const double megapixels = double(encoded.width) * encoded.height / 1e6;
   const double encoder_fps = q.cores * kX264MegapixelsPerCoreSecond / megapixels;
-  const double gpu_share = encoder_fps * *q.chain_gpu_ms / 1000;  // GPU-seconds a second
+  const double gpu_share = encoder_fps * q.chain->milliseconds / 1000;  // GPU-seconds a second
   need.gpus = std::clamp(int(std::ceil(gpu_share)), 1, q.gpus_listed);
   if (need.gpus == q.gpus_listed) return need;
+  const std::string into =
+      encoded == q.input ? std::string() : fmt::format(" (into {}x{})", encoded.width, encoded.height);
   need.why = fmt::format(
-      "{} of {} GPUs: the chain takes {:.2f} ms of a GPU a frame at {}x{}, and {} core{} encode {} at {:.0f} fps at "
+      "{} of {} GPUs: the chain takes {:.2f} ms of a GPU a frame at {}x{}{}, and {} core{} encode {} at {:.0f} fps at "
       "most, {:.2f} of a GPU's time",
-      need.gpus, q.gpus_listed, *q.chain_gpu_ms, q.input.width, q.input.height, q.cores, q.cores == 1 ? "" : "s",
-      q.software_encoder, encoder_fps, gpu_share);
+      need.gpus, q.gpus_listed, q.chain->milliseconds, q.input.width, q.input.height, into, q.cores,
+      q.cores == 1 ? "" : "s", q.software_encoder, encoder_fps, gpu_share);
   return need;
 }
 
-std::optional<double> chain_gpu_milliseconds(const Config& config, Size input) {
-  double total = 0;
+std::optional<GpuCost> chain_gpu_cost(const Config& config, Size input) {
+  if (config.stages.empty()) return std::nullopt;
+  GpuCost chain{0, input};
   for (const StageConfig& s : config.stages) {
-    const std::optional<double> ms = StageRegistry::instance().create(s.name, s.params)->gpu_milliseconds(input);
-    if (!ms) return std::nullopt;
-    total += *ms;
+    const std::optional<GpuCost> stage = StageRegistry::instance().create(s.name, s.params)->gpu_cost(chain.output);
+    if (!stage) return std::nullopt;
+    chain.milliseconds += stage->milliseconds;
+    chain.output = stage->output;
   }
-  return config.stages.empty() ? std::nullopt : std::optional(total);
+  return chain;
 }
 
 }  // namespace sp

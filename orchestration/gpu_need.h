@@ -10,6 +10,7 @@
 
 #include "pipeline/config.h"
 #include "pipeline/image.h"
+#include "pipeline/stage.h"
 
 namespace sp {
 
@@ -17,7 +18,7 @@ struct GpuNeedQuestion {
   int gpus_listed = 0;  // what --devices names
   int cores = 1;
   Size input;
-  std::optional<double> chain_gpu_ms;  // a frame at `input`; nullopt: unknown
+  std::optional<GpuCost> chain;  // a frame at `input`, and what it encodes; nullopt: unknown
   // The software encoder the run is sure to use (libx264, libx265); empty
   // where it may be NVENC (one a GPU: more GPUs, more encoders) or is another.
   std::string software_encoder;
@@ -33,8 +34,9 @@ struct GpuNeed {
 // chain's GPU time or the encoder is not known.
 GpuNeed gpus_needed(const GpuNeedQuestion& question);
 
-// The chain's GPU time a frame at `input` (Stage::gpu_milliseconds, added
-// up), where every stage bounds its own; nullopt otherwise.
-std::optional<double> chain_gpu_milliseconds(const Config& config, Size input);
+// The chain's GPU time a frame at `input` (Stage::gpu_cost, added up, each
+// stage at the size the one before gives it) and its output size, where
+// every stage bounds its own; nullopt otherwise.
+std::optional<GpuCost> chain_gpu_cost(const Config& config, Size input);
 
 }  // namespace sp

@@ -11,28 +11,22 @@
 namespace sp::test {
 namespace {
 
-std::optional<double> chain_ms(const std::string& pipeline, Size size) {
-  return chain_gpu_milliseconds(parse_config("pipeline:\n" + pipeline, "chain.yaml"), size);
+std::optional<GpuCost> chain_cost(const std::string& pipeline, Size size) {
+  return chain_gpu_cost(parse_config("pipeline:\n" + pipeline, "chain.yaml"), size);
 }
 
-// `stylepipe bench --config configs/bench/pencil.yaml` on an H100 (stages/pencil/README.md, v5).
-TEST(GpuNeed, PencilsEstimateStaysNearItsBench) {
-  const struct { Size size; double measured_ms; } bench[] = {
-      {{1920, 1080}, 0.211}, {{2560, 1920}, 0.582}, {{3840, 2160}, 1.28}};
-  for (const auto& b : bench) {
-    const std::optional<double> ms = chain_ms("  - pencil: {color: true}\n", b.size);
-    ASSERT_TRUE(ms) << b.size.width;
-    EXPECT_NEAR(*ms, b.measured_ms, 0.2 * b.measured_ms) << b.size.width << "x" << b.size.height;
-  }
-  // Longer line kernels cost more, as the stroke pass's taps grow with them.
-  EXPECT_GT(*chain_ms("  - pencil: {line_length: 101}\n", {1920, 1080}), 1.5 * *chain_ms("  - pencil: {}\n", {1920, 1080}));
+// Longer line kernels cost more, as the stroke pass's taps grow with them
+// (the bounds against their bench: gpu_cost_test.cpp).
+TEST(GpuNeed, PencilsLongerStrokesCostMore) {
+  EXPECT_GT(chain_cost("  - pencil: {line_length: 101}\n", {1920, 1080})->milliseconds,
+            1.5 * chain_cost("  - pencil: {}\n", {1920, 1080})->milliseconds);
 }
 
 TEST(GpuNeed, StagesWithoutABoundLeaveTheChainUnknown) {
   const Size hd{1920, 1080};
-  EXPECT_FALSE(chain_ms("  - pencil: {tone_solve: lu2012}\n", hd)) << "conjugate gradients up to cg_max_iterations";
-  EXPECT_FALSE(chain_ms("  - halftone: {}\n", hd));
-  EXPECT_FALSE(chain_ms("  - pencil: {}\n  - halftone: {}\n", hd)) << "one unknown stage: the chain is unknown";
+  EXPECT_FALSE(chain_cost("  - pencil: {tone_solve: lu2012}\n", hd)) << "conjugate gradients up to cg_max_iterations";
+  EXPECT_FALSE(chain_cost("  - halftone: {}\n", hd));
+  EXPECT_FALSE(chain_cost("  - pencil: {}\n  - halftone: {}\n", hd)) << "one unknown stage: the chain is unknown";
 }
 
 GpuNeedQuestion pencil_on(int gpus, int cores) {
@@ -40,7 +34,7 @@ GpuNeedQuestion pencil_on(int gpus, int cores) {
   q.gpus_listed = gpus;
   q.cores = cores;
   q.input = {1920, 1080};
-  q.chain_gpu_ms = chain_ms("  - pencil: {color: true}\n", q.input);
+  q.chain = chain_cost("  - pencil: {color: true}\n", q.input);
   q.software_encoder = "libx264";
   return q;
 }
@@ -54,6 +48,23 @@ TEST(GpuNeed, PencilIntoX264TakesOneOfFourGpusOn64Cores) {
   EXPECT_NE(need.why.find("libx264"), std::string::npos) << need.why;
 }
 
+// The encoder encodes what the chain gives it: an upscaled picture takes it
+// longer a frame, so the GPUs have fewer frames to feed.
+TEST(GpuNeed, TheEncoderIsCountedAtTheChainsOutputSize) {
+  GpuNeedQuestion q;
+  q.gpus_listed = 4;
+  q.cores = 64;
+  q.input = {480, 270};
+  q.chain = chain_cost("  - xbr: {scale: 4}\n", q.input);
+  q.software_encoder = "libx264";
+  const GpuNeed need = gpus_needed(q);
+  EXPECT_NE(need.why.find("at 480x270 (into 1920x1080)"), std::string::npos) << need.why;
+  EXPECT_NE(need.why.find("encode libx264 at 3704 fps"), std::string::npos) << need.why;  // 64 x 120 / 2.07
+  GpuNeedQuestion unscaled = q;  // the same GPU time with the input's pictures to encode: 16 times the frames
+  unscaled.chain->output = q.input;
+  EXPECT_GT(gpus_needed(unscaled).gpus, need.gpus) << gpus_needed(unscaled).why;
+}
+
 TEST(GpuNeed, EveryListedGpuWhereTheChainOrTheEncoderIsUnknown) {
   std::mt19937_64 rng(fresh_seed());
   const int gpus = 2 + int(rng() % 7);
@@ -62,7 +73,7 @@ TEST(GpuNeed, EveryListedGpuWhereTheChainOrTheEncoderIsUnknown) {
   EXPECT_EQ(gpus_needed(q).gpus, gpus);
   EXPECT_EQ(gpus_needed(q).why, "");
   q = pencil_on(gpus, 1 + int(rng() % 128));
-  q.chain_gpu_ms.reset();
+  q.chain.reset();
   EXPECT_EQ(gpus_needed(q).gpus, gpus);
   q = pencil_on(gpus, 1 + int(rng() % 128));
   q.input = {0, 0};  // the header does not say
@@ -73,18 +84,18 @@ TEST(GpuNeed, MoreWorkOrMoreCoresNeverTakesAGpuAway) {
   std::mt19937_64 rng(fresh_seed());
   for (int round = 0; round < 200; ++round) {
     GpuNeedQuestion q = pencil_on(1 + int(rng() % 8), 1 + int(rng() % 256));
-    q.chain_gpu_ms = 0.01 + double(rng() % 10000) / 1000;
     q.input = {16 + int(rng() % 4000), 16 + int(rng() % 3000)};
+    q.chain = GpuCost{0.01 + double(rng() % 10000) / 1000, q.input};
     const GpuNeed need = gpus_needed(q);
     EXPECT_GE(need.gpus, 1);
     EXPECT_LE(need.gpus, q.gpus_listed);
     EXPECT_EQ(need.why.empty(), need.gpus == q.gpus_listed) << need.why;
     GpuNeedQuestion more = q;
     more.cores += 1 + int(rng() % 64);
-    *more.chain_gpu_ms *= 1.0 + double(rng() % 100) / 50;
-    EXPECT_GE(gpus_needed(more).gpus, need.gpus) << more.cores << " cores, " << *more.chain_gpu_ms << " ms";
+    more.chain->milliseconds *= 1.0 + double(rng() % 100) / 50;
+    EXPECT_GE(gpus_needed(more).gpus, need.gpus) << more.cores << " cores, " << more.chain->milliseconds << " ms";
     GpuNeedQuestion larger = q;  // the same chain time on larger pictures: fewer frames a second to feed
-    larger.input.width *= 2;
+    larger.chain->output.width *= 2;
     EXPECT_LE(gpus_needed(larger).gpus, need.gpus);
   }
 }

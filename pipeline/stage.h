@@ -20,6 +20,12 @@ const char* to_string(Backend b);
 // Numbers a stage wants in the stats (e.g. solver iterations); averaged over frames.
 using StageCounters = std::map<std::string, double>;
 
+// A frame's GPU time through a stage (Stage::gpu_cost) and the size it leaves.
+struct GpuCost {
+  double milliseconds = 0;
+  Size output;
+};
+
 // What a stage sees of the frame it processes.
 struct FrameInfo {
   int64_t index = 0;  // 0-based frame number in output order
@@ -92,13 +98,14 @@ class Stage {
   virtual double floor_bytes(Size in, Size out) const {
     return 4.0 * (double(in.width) * in.height + double(out.width) * out.height);
   }
-  // The stage's CUDA time a frame at this input size, in ms, on an H100 or
-  // H200 (its `stylepipe bench` figures), where its parameters bound it;
-  // nullopt where they do not (iterations, dot counts) or it was not
-  // measured. `--jobs auto` leaves GPUs out only for chains whose stages all
-  // say (orchestration/gpu_need.h): a wrong nullopt costs a GPU's start, a
-  // wrong number the GPUs a chain needed.
-  virtual std::optional<double> gpu_milliseconds(Size) const { return std::nullopt; }
+  // The GPU time a frame at this input size takes the stage, at most, and
+  // the size it gives the next: `stylepipe bench`'s device milliseconds a
+  // frame of the stage alone on an H200 (conversions included), bounded by a
+  // formula of its parameters; nullopt where they bound nothing (iterations,
+  // dot counts) or it was not measured. `--jobs auto` leaves GPUs out only
+  // for chains whose stages all say (orchestration/gpu_need.h): a wrong
+  // nullopt costs a GPU's start, a number too low the GPUs a chain needed.
+  virtual std::optional<GpuCost> gpu_cost(Size) const { return std::nullopt; }
   virtual StageCounters counters() const { return {}; }
 };
 

@@ -128,6 +128,7 @@ class LowpolyStage final : public Stage {
                                                                    : std::string();
   }
   double floor_bytes(Size in, Size out) const override;
+  std::optional<GpuCost> gpu_cost(Size in) const override;
   StageCounters counters() const override;
 
   // The last frame's mesh (CPU: the host's; CUDA: a copy of the device's, after the stream synchronized).

@@ -234,6 +234,24 @@ void add_repair_counters(const RepairStats& r, StageCounters& c) {
   c["repair_square_overflow"] = r.square_overflow;
 }
 
+std::optional<GpuCost> LowpolyStage::gpu_cost(Size in) const {
+  // The diagnostic builds a second mesh on the host.
+  if (settings_.voronoi_check) return std::nullopt;
+  // A floor of small kernels and copies, then the pixels and the vertices:
+  // 0.19 ms at 1920x1080 by default, 0.35 with 4 times the vertices, 0.56
+  // at 3840x2160 (orchestration/gpu_cost_test.cpp). The squares route takes about
+  // twice the star's time a pixel; lines add to the render; a temporal mode
+  // compares tiles and keeps state each frame.
+  const double megapixels = double(in.width) * in.height / 1e6;
+  const double vertices_per_mp = double(make_plan(settings_, in).expected_points) / std::max(megapixels, 1e-6);
+  double per_mp = 0.03 + 0.0065 * vertices_per_mp / 1000;
+  if (settings_.line_width > 0) per_mp *= 1.2;
+  double fixed = 0.15;
+  if (settings_.mesh == MeshRoute::squares) fixed = 0.25, per_mp *= 2.2;
+  if (is_temporal()) fixed += 0.2;
+  return GpuCost{fixed + per_mp * megapixels, in};
+}
+
 double LowpolyStage::floor_bytes(Size in, Size) const {
   // Read the frame for the edges and again for the colours, write it once;
   // luma and edge maps (1 + 1 byte written, 9 + 1 read, mostly cached: 2 + 2).

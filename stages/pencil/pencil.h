@@ -69,7 +69,7 @@ class PencilStage final : public Stage {
   }
   bool forget_history() override;
   double floor_bytes(Size in, Size out) const override;
-  std::optional<double> gpu_milliseconds(Size in) const override;
+  std::optional<GpuCost> gpu_cost(Size in) const override;
   StageCounters counters() const override;
 
   const PencilParams& params() const { return params_; }

@@ -125,16 +125,16 @@ bool PencilStage::forget_history() {
   return true;
 }
 
-std::optional<double> PencilStage::gpu_milliseconds(Size in) const {
+std::optional<GpuCost> PencilStage::gpu_cost(Size in) const {
   // lu2012's conjugate gradients run up to cg_max_iterations: no bound.
   if (params_.tone_solve == ToneSolve::lu2012) return std::nullopt;
   // Half the time scales with the pixels, half with the pixels times the
-  // line kernels' length. Fitted to its bench on an H100 (README.md, v5;
-  // default length, 1/30 of the smaller side): 0.211 ms at 1920x1080 (this
-  // gives 0.21), 0.582 at 2560x1920 (0.69), 1.28 at 3840x2160 (1.26).
+  // line kernels' length (default 1/30 of the smaller side), over a floor
+  // of launches that small frames show: 0.046 ms at 256x240, 0.18 at
+  // 1920x1080, 1.25 at 3840x2160 (orchestration/gpu_cost_test.cpp).
   const double megapixels = double(in.width) * in.height / 1e6;
   const double length = resolve_line_length(params_.line_length, in);
-  return 0.05 * megapixels * (1.0 + length / 36.0);
+  return GpuCost{0.045 + 0.05 * megapixels * (1.0 + length / 36.0), in};
 }
 
 double PencilStage::floor_bytes(Size in, Size) const {

@@ -34,6 +34,7 @@ class ScaleStage final : public Stage {
   bool replayable() const override { return true; }
   // Nearest and bilinear read at most the input pixels they sample.
   double floor_bytes(Size in, Size out) const override;
+  std::optional<GpuCost> gpu_cost(Size in) const override;
 
  private:
   void check_views(const RgbaView& in, const RgbaView& out) const;

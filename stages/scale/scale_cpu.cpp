@@ -158,6 +158,14 @@ void ScaleStage::process_cpu(const RgbaView& in, const RgbaView& out, const Fram
   });
 }
 
+std::optional<GpuCost> ScaleStage::gpu_cost(Size in) const {
+  // A pass over both pictures, 0.069 ms at most measured (1920x1080 to twice
+  // that, bilinear), plus a launch (orchestration/gpu_cost_test.cpp).
+  const Size out = scale_output_size(settings_, in);
+  const double megapixels = (double(in.width) * in.height + double(out.width) * out.height) / 1e6;
+  return GpuCost{0.005 + 0.0065 * megapixels, out};
+}
+
 double ScaleStage::floor_bytes(Size in, Size out) const {
   const double in_px = double(in.width) * in.height, out_px = double(out.width) * out.height;
   double read = in_px;

@@ -52,6 +52,7 @@ class XbrStage final : public Stage {
   // One read of every input pixel (the halo re-reads hit in cache) and one
   // write of every output pixel, 4 bytes each.
   double floor_bytes(Size in, Size out) const override;
+  std::optional<GpuCost> gpu_cost(Size in) const override;
   // CPU backend only: counting on the GPU would cost the hot kernel atomics.
   StageCounters counters() const override;
 
