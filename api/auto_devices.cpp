@@ -46,6 +46,9 @@ std::vector<int> listed_gpus(const std::string& devices, int visible) {
 AutoDevices narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
   const std::vector<int> listed = listed_gpus(a.devices, host.visible);
   if (listed.size() < 2) return {a.devices, {}};
+  // Every GPU of the host, not only those listed: the driver's order need not be CUDA's.
+  for (const sp::DriverGpu& gpu : host.gpus)
+    if (!sp::gpu_costs_hold_on(gpu.model)) return {a.devices, {}};
   const sp::Config config = sp::load_config(a.config_path);
   const sp::InputLength input = sp::probe_input_length(a.input);
   sp::GpuNeedQuestion q;

@@ -61,6 +61,16 @@ TEST_F(AutoDevices, PencilIntoX264KeepsTheFirstListedGpu) {
   EXPECT_EQ(devices(request("pencil: {color: true}")), "0,1");
 }
 
+// The stages' bounds were measured on H100s and H200s: a GPU of less
+// bandwidth could need every GPU for the same chain.
+TEST_F(AutoDevices, GpusSlowerThanThoseMeasuredKeepEveryGpu) {
+  std::mt19937_64 rng(fresh_seed());
+  host_.gpus[rng() % host_.gpus.size()].model = rng() % 2 ? "NVIDIA L4" : "NVIDIA A100-SXM4-80GB";
+  EXPECT_EQ(devices(request("pencil: {color: true}")), "all");
+  for (auto& gpu : host_.gpus) gpu.model = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(devices(request("pencil: {color: true}")), "0");
+}
+
 TEST_F(AutoDevices, GpuBoundOrUnknownChainsKeepEveryGpu) {
   EXPECT_EQ(stylepipe::detail::auto_devices(request("halftone: {channels: cmy}"), host_).reason, "");
   EXPECT_EQ(devices(request("halftone: {channels: cmy}")), "all");

@@ -89,6 +89,13 @@ TEST(GpuCost, EachStageIsCostedAtTheSizeTheOneBeforeGivesIt) {
   EXPECT_LT(halved.milliseconds, chain_cost("  - lowpoly: {}\n", {3840, 2160})->milliseconds);
 }
 
+TEST(GpuCost, TheBoundsHoldOnlyOnTheGpusMeasuredAndFaster) {
+  for (const char* model : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA GH200 480GB", "NVIDIA B200"})
+    EXPECT_TRUE(gpu_costs_hold_on(model)) << model;
+  for (const char* model : {"NVIDIA L4", "Tesla T4", "NVIDIA A100-SXM4-80GB", "NVIDIA A10", "NVIDIA GeForce RTX 4090", ""})
+    EXPECT_FALSE(gpu_costs_hold_on(model)) << model;
+}
+
 TEST(GpuCost, ParametersThatBoundNothingLeaveTheStageUnknown) {
   EXPECT_FALSE(chain_cost("  - lowpoly: {voronoi_check: true}\n", {1920, 1080})) << "a second mesh on the host";
   EXPECT_FALSE(chain_cost("  - xbr: {scale: 2}\n  - halftone: {}\n", {640, 360})) << "one unknown stage";

@@ -40,6 +40,12 @@ GpuNeed gpus_needed(const GpuNeedQuestion& q) {
   return need;
 }
 
+bool gpu_costs_hold_on(const std::string& model) {
+  static const char* const kMeasuredOrFaster[] = {"H100", "H200", "H800", "B100", "B200", "B300"};
+  return std::any_of(std::begin(kMeasuredOrFaster), std::end(kMeasuredOrFaster),
+                     [&](const char* name) { return model.find(name) != std::string::npos; });
+}
+
 std::optional<GpuCost> chain_gpu_cost(const Config& config, Size input) {
   if (config.stages.empty()) return std::nullopt;
   GpuCost chain{0, input};

@@ -34,6 +34,12 @@ struct GpuNeed {
 // chain's GPU time or the encoder is not known.
 GpuNeed gpus_needed(const GpuNeedQuestion& question);
 
+// Whether the stages' GPU-time bounds (measured on H100s and H200s) hold
+// on a GPU of this model ("NVIDIA H200", as the driver names it): those and
+// their kin of the same or more bandwidth. An L4's 300 GB/s against an
+// H200's 4.8 TB/s would take pencil ten times as long.
+bool gpu_costs_hold_on(const std::string& model);
+
 // The chain's GPU time a frame at `input` (Stage::gpu_cost, added up, each
 // stage at the size the one before gives it) and its output size, where
 // every stage bounds its own; nullopt otherwise.
