@@ -90,9 +90,9 @@ TEST(GpuCost, EachStageIsCostedAtTheSizeTheOneBeforeGivesIt) {
 }
 
 TEST(GpuCost, TheBoundsHoldOnlyOnTheGpusMeasuredAndFaster) {
-  for (const char* model : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA GH200 480GB", "NVIDIA B200"})
+  for (const char* model : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 NVL", "NVIDIA GH200 480GB", "NVIDIA B200"})
     EXPECT_TRUE(gpu_costs_hold_on(model)) << model;
-  for (const char* model : {"NVIDIA L4", "Tesla T4", "NVIDIA A100-SXM4-80GB", "NVIDIA A10", "NVIDIA GeForce RTX 4090", ""})
+  for (const char* model : {"NVIDIA L4", "Tesla T4", "NVIDIA A100-SXM4-80GB", "NVIDIA A10", "NVIDIA H100 PCIe", "NVIDIA GeForce RTX 4090", ""})
     EXPECT_FALSE(gpu_costs_hold_on(model)) << model;
 }
 
