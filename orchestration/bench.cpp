@@ -11,6 +11,7 @@
 #include "pipeline/frame_engine.h"
 #include "pipeline/log.h"
 #include "pipeline/run_stats.h"
+#include "orchestration/gpu_need.h"
 #include "orchestration/transcode.h"
 
 // The device-resident loop times CUDA events: CUDA builds only.
@@ -324,6 +325,9 @@ nlohmann::json run_bench(const BenchOptions& o) {
     const DeviceProperties props = current_device_properties();
     report["device"] = {{"name", props.name}, {"memory_bandwidth_gbs", props.memory_bandwidth_gbs}};
     report["device_resident"] = bench_device(o, src, pool, props.memory_bandwidth_gbs);
+    // What --jobs auto takes this chain's GPU time to be at most (an H200's, orchestration/gpu_need.h).
+    if (const std::optional<GpuCost> bound = chain_gpu_cost(o.stages, src.size))
+      report["device_resident"]["jobs_auto_bound_ms"] = bound->milliseconds;
     report["with_transfers"] = bench_engine(o, src, pool, Backend::cuda);
 #endif
   } else {
@@ -360,6 +364,11 @@ std::string bench_table(const nlohmann::json& r) {
                        d.value("frames_in_flight", 1), d.value("frame_graphs", false) ? ", graphs" : "",
                        d["device_fps"].get<double>(), d["device_ms_per_frame"].get<double>(),
                        d["chain_floor_ms"].get<double>(), d.value("host_enqueue_us_per_frame", 0.0));
+    if (d.contains("jobs_auto_bound_ms")) {
+      const double bound = d["jobs_auto_bound_ms"].get<double>(), measured = d["device_ms_per_frame"].get<double>();
+      out += fmt::format("--jobs auto takes this chain to need {:.4f} ms of a GPU a frame at most{}\n", bound,
+                         measured > bound ? " (an H200's figure): this GPU took more" : "");
+    }
   }
   const auto& t = r["with_transfers"];
   out += fmt::format("chain with host transfers ({} in flight): {:.1f} frames/s, H2D {:.2f} MB/frame, D2H {:.2f} MB/frame\n",

@@ -48,16 +48,22 @@ bool gpu_costs_hold_on(const std::string& model) {
                      [&](const char* name) { return model.find(name) != std::string::npos; });
 }
 
-std::optional<GpuCost> chain_gpu_cost(const Config& config, Size input) {
-  if (config.stages.empty()) return std::nullopt;
+std::optional<GpuCost> chain_gpu_cost(const std::vector<StageSpec>& stages, Size input) {
+  if (stages.empty()) return std::nullopt;
   GpuCost chain{0, input};
-  for (const StageConfig& s : config.stages) {
+  for (const StageSpec& s : stages) {
     const std::optional<GpuCost> stage = StageRegistry::instance().create(s.name, s.params)->gpu_cost(chain.output);
     if (!stage) return std::nullopt;
     chain.milliseconds += stage->milliseconds;
     chain.output = stage->output;
   }
   return chain;
+}
+
+std::optional<GpuCost> chain_gpu_cost(const Config& config, Size input) {
+  std::vector<StageSpec> stages;
+  for (const StageConfig& s : config.stages) stages.emplace_back(s.name, s.params);
+  return chain_gpu_cost(stages, input);
 }
 
 }  // namespace sp

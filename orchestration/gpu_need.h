@@ -11,6 +11,7 @@
 #include "pipeline/config.h"
 #include "pipeline/image.h"
 #include "pipeline/stage.h"
+#include "pipeline/stage_chain.h"
 
 namespace sp {
 
@@ -44,5 +45,6 @@ bool gpu_costs_hold_on(const std::string& model);
 // stage at the size the one before gives it) and its output size, where
 // every stage bounds its own; nullopt otherwise.
 std::optional<GpuCost> chain_gpu_cost(const Config& config, Size input);
+std::optional<GpuCost> chain_gpu_cost(const std::vector<StageSpec>& stages, Size input);
 
 }  // namespace sp
