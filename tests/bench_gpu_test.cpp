@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "orchestration/gpu_need.h"
 #include "pipeline/config.h"
 #include "pipeline/device.h"
