@@ -16,6 +16,8 @@
 namespace sp::test {
 namespace {
 
+CommandResult bench(const std::string& args) { return run_command(shell_quote(stylepipe_binary()) + " bench " + args); }
+
 TEST(BenchCuda, SaysTheJobsAutoBoundBesideTheMeasuredTime) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: bench --backend cuda is not exercised here";
   std::mt19937_64 rng(fresh_seed());
@@ -23,7 +25,7 @@ TEST(BenchCuda, SaysTheJobsAutoBoundBesideTheMeasuredTime) {
   const std::string at = std::to_string(size.width) + "x" + std::to_string(size.height);
   TempDir dir;
   const std::string pencil = source_dir() + "/configs/bench/pencil.yaml", report = dir.file("bench.json");
-  CommandResult r = stylepipe("bench --config " + pencil + " --size " + at + " --frames 20 --warmup 5 --backend cuda --json " + report);
+  CommandResult r = bench("--config " + pencil + " --size " + at + " --frames 20 --warmup 5 --backend cuda --json " + report);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json device = read_json(report)["device_resident"];
   const std::optional<GpuCost> bound = chain_gpu_cost(load_config(pencil), size);
@@ -33,7 +35,7 @@ TEST(BenchCuda, SaysTheJobsAutoBoundBesideTheMeasuredTime) {
   EXPECT_GT(device["device_ms_per_frame"].get<double>(), 0);
 
   // A chain without a bound says nothing of it.
-  r = stylepipe("bench --config " + source_dir() + "/configs/bench/pencil_lu2012.yaml --size " + at +
+  r = bench("--config " + source_dir() + "/configs/bench/pencil_lu2012.yaml --size " + at +
                 " --frames 5 --warmup 1 --backend cuda --json " + report);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(read_json(report)["device_resident"].contains("jobs_auto_bound_ms"));
