@@ -4,6 +4,9 @@
 # run each test target with an optional gtest filter.
 # Usage: scripts/gpu-dev.sh "test_lowpoly stylepipe" ['*Cuda*'] [sanitize]
 set -uo pipefail
+# compute-sanitizer hangs on CUDA's lazy module loading once several threads launch kernels
+# (session 36: a halftone --jobs 2 run sat idle after 0.4 s; 3.8 s and 0 errors with eager loading): its runs load
+# every module up front, the others as users' runs do.
 cd "$(dirname "$0")/.."
 targets=${1:?usage: scripts/gpu-dev.sh "TARGETS" [GTEST_FILTER] [sanitize]}
 filter=${2:-*}
@@ -23,7 +26,7 @@ for t in $targets; do
   case $t in test_*) ;; *) continue ;; esac
   build-gpu-dev/$t --gtest_filter="$filter" 2>&1 | grep -vE "^\[ +(RUN|OK) " | tail -60 || status=1
   if [ "${3:-}" = sanitize ]; then
-    compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu-dev/$t --gtest_filter="$filter" >/tmp/san.log 2>&1
+    CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu-dev/$t --gtest_filter="$filter" >/tmp/san.log 2>&1
     echo "$t memcheck rc=$? $(grep -E 'ERROR SUMMARY' /tmp/san.log)"
   fi
 done

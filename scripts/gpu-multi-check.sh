@@ -17,6 +17,9 @@
 # on GPU 0; HALFTONE_SKIP_SINGLE= (empty) adds a single run on GPU 0.
 # Usage: scripts/gpu-multi-check.sh OUTDIR
 set -uo pipefail
+# compute-sanitizer hangs on CUDA's lazy module loading once several threads launch kernels
+# (session 36: a halftone --jobs 2 run sat idle after 0.4 s; 3.8 s and 0 errors with eager loading): its runs load
+# every module up front, the others as users' runs do.
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:?usage: scripts/gpu-multi-check.sh OUTDIR}")
 mkdir -p "$out"
@@ -57,13 +60,13 @@ fi
 step "memcheck: worker threads on every GPU"
 ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine -t 3 -c:v libx264 -g 15 \
   -pix_fmt yuv420p -c:a aac "$out/small.mp4"
-compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.yaml -i "$out/small.mp4" \
+CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.yaml -i "$out/small.mp4" \
   -o "$out/small_out.mkv" -y --codec ffv1 --jobs $((2 * gpus)) --devices all --segments $((2 * gpus)) --progress none \
   >"$out/memcheck.log" 2>&1
 echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
 # halftone's colour sets on side streams; its warm while-loop graphs stop
 # memcheck itself (stages/halftone/README.md), so they run launch by launch.
-SP_HALFTONE_GRAPHS=0 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run \
+SP_HALFTONE_GRAPHS=0 CUDA_MODULE_LOADING=EAGER timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run \
   configs/bench/halftone_gpu_bound.yaml -i "$out/small.mp4" -o "$out/small_halftone.mkv" -y --codec ffv1 --frames 12 \
   --progress none >"$out/memcheck_halftone.log" 2>&1
 echo "memcheck (halftone cmy, graphs off) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck_halftone.log" | tail -1)"
@@ -75,7 +78,7 @@ for k in 1 2 3 4 5; do
     -pix_fmt yuv420p "$out/batch_in/clip$k.mp4"
 done
 ffmpeg -hide_banner -v error -y -f lavfi -i testsrc2=size=352x288:rate=30 -t 1 -c:v libx264 -pix_fmt yuv420p "$out/batch_in/clip6.mp4"
-compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.yaml -i "$out/batch_in/clip*.mp4" \
+CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exitcode 9 "$bin" run configs/pencil.yaml -i "$out/batch_in/clip*.mp4" \
   -o "$out/batch_out/{stem}.mkv" -y --codec ffv1 --jobs "$gpus" --devices all --hwdec nvdec --progress none \
   --stats-json "$out/batch_memcheck.json" >"$out/memcheck_batch.log" 2>&1
 echo "memcheck (batch) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck_batch.log" | tail -1);" \

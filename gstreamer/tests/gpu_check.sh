@@ -144,12 +144,12 @@ fi
 rm -f "$tmp"/*.rgba
 
 step "compute-sanitizer memcheck (CUDA memory pipeline)"
-gst compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q videotestsrc num-buffers=8 pattern=snow ! \
+gst env CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q videotestsrc num-buffers=8 pattern=snow ! \
   video/x-raw,format=RGBA,width=321,height=241 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! \
   stylepipe config="$tmp/pencil.yaml" backend=cuda ! cudadownload ! fakesink >"$out/memcheck.log" 2>&1
 echo "memcheck (system memory uploaded to CUDA memory) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
 # shellcheck disable=SC2046
-gst compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q $(nvdec_pipeline "$clip" "$tmp/pencil.yaml") \
+gst env CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q $(nvdec_pipeline "$clip" "$tmp/pencil.yaml") \
   >"$out/memcheck_nvdec.log" 2>&1
 echo "memcheck (NVDEC's NV12) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck_nvdec.log" | tail -1)"
 
