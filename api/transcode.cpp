@@ -140,9 +140,9 @@ int run_parallel(const TranscodeRequest& a, RequestClock::time_point requested,
   return code;
 }
 
-// One run from start to end, its clock from `requested`. With a progress
-// callback it runs on a thread of its own, and the caller's thread reports
-// its counts every 100 ms.
+// One run from start to end, its clock from `requested`, on the calling
+// thread's GPU. With a progress callback it runs on a thread of its own, and
+// the caller's thread reports its counts every 100 ms.
 int run_single(const TranscodeRequest& a, RequestClock::time_point requested,
                std::optional<sp::AutoJobsChoice> jobs_auto = std::nullopt) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
@@ -154,7 +154,11 @@ int run_single(const TranscodeRequest& a, RequestClock::time_point requested,
   if (!a.on_progress) return sp::run_transcode(o, stats);
   sp::SharedProgress counts;
   o.progress_sink = &counts;
-  std::future<int> run = std::async(std::launch::async, [&] { return sp::run_transcode(o, stats); });
+  // The run's thread takes the caller's GPU: a new thread's own is the first.
+  std::future<int> run = std::async(std::launch::async, [&, device = sp::current_cuda_device()] {
+    sp::use_cuda_device(device);
+    return sp::run_transcode(o, stats);
+  });
   while (run.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready)
     a.on_progress({counts.frames.load(), counts.media_seconds.load()});
   const int code = run.get();
