@@ -72,7 +72,7 @@ AutoDevices narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
 GpuHostFacts gpu_host_facts() {
   GpuHostFacts host;
   host.gpus = sp::driver_gpus();
-  host.visible = sp::gpus_visible_without_driver();
+  host.visible = sp::gpus_visible_without_driver(host.gpus);
   host.cores = sp::usable_cores();
   host.nvenc_cache = sp::gpus_without_nvenc_path();
   return host;

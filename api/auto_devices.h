@@ -11,7 +11,7 @@ namespace stylepipe::detail {
 
 struct GpuHostFacts {
   std::vector<sp::DriverGpu> gpus;  // the driver's list: none, no narrowing
-  int visible = -1;                 // sp::gpus_visible_without_driver()
+  int visible = -1;                 // sp::gpus_visible_without_driver(gpus)
   int cores = 1;
   std::string nvenc_cache;  // sp::gpus_without_nvenc_path()
 };

@@ -58,8 +58,9 @@ struct DriverGpu {
 };
 std::vector<DriverGpu> driver_gpus(const std::string& proc_dir = "/proc/driver/nvidia/gpus");
 // The GPUs this process would see, without starting CUDA: CUDA_VISIBLE_DEVICES's
-// entries where it is set, else driver_gpus()'s count; -1 where neither says.
-int gpus_visible_without_driver();
+// entries where it is set, else the driver's (`driver`, as driver_gpus() read
+// them); -1 where neither says.
+int gpus_visible_without_driver(const std::vector<DriverGpu>& driver);
 // Keeps only ordinals 0..count-1 visible, where CUDA has not started in this
 // process yet (stylepipe::restrict_cuda_devices).
 void restrict_cuda_visibility(int count);

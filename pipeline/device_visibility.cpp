@@ -65,10 +65,9 @@ std::vector<DriverGpu> driver_gpus(const std::string& proc_dir) {
   return gpus;
 }
 
-int gpus_visible_without_driver() {
+int gpus_visible_without_driver(const std::vector<DriverGpu>& driver) {
   if (const auto entries = visible_entries()) return int(entries->size());
-  const size_t listed = driver_gpus().size();
-  return listed > 0 ? int(listed) : -1;
+  return driver.empty() ? -1 : int(driver.size());
 }
 
 }  // namespace sp
