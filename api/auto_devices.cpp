@@ -43,20 +43,30 @@ std::vector<int> listed_gpus(const std::string& devices, int visible) {
   return listed;
 }
 
-AutoDevices narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
-  const std::vector<int> listed = listed_gpus(a.devices, host.visible);
-  if (listed.size() < 2) return {a.devices, {}};
-  // Every GPU of the host, not only those listed: the driver's order need not be CUDA's.
-  for (const sp::DriverGpu& gpu : host.gpus)
-    if (!sp::gpu_costs_hold_on(gpu.model)) return {a.devices, {}};
-  const sp::Config config = sp::load_config(a.config_path);
-  const sp::InputLength input = sp::probe_input_length(a.input);
+// Every GPU of the host, not only those a run lists: the driver's order need not be CUDA's.
+bool gpu_costs_hold_on_every_gpu(const GpuHostFacts& host) {
+  return std::all_of(host.gpus.begin(), host.gpus.end(),
+                     [](const sp::DriverGpu& gpu) { return sp::gpu_costs_hold_on(gpu.model); });
+}
+
+// The chain's GPU time and the encoder's rate, where both are known, for a run on `gpus` GPUs.
+sp::GpuNeedQuestion gpu_need_question(const TranscodeRequest& a, const sp::Config& config, const sp::InputLength& input,
+                                      int gpus, const GpuHostFacts& host) {
   sp::GpuNeedQuestion q;
-  q.gpus_listed = int(listed.size());
+  q.gpus_listed = gpus;
   q.cores = host.cores;
   q.input = input.size;
   q.chain = sp::chain_gpu_cost(config, input.size);
   if (q.chain) q.software_encoder = sure_software_encoder(a, config, host);
+  return q;
+}
+
+AutoDevices narrowed(const TranscodeRequest& a, const GpuHostFacts& host) {
+  const std::vector<int> listed = listed_gpus(a.devices, host.visible);
+  if (listed.size() < 2 || !gpu_costs_hold_on_every_gpu(host)) return {a.devices, {}};
+  const sp::Config config = sp::load_config(a.config_path);
+  const sp::InputLength input = sp::probe_input_length(a.input);
+  const sp::GpuNeedQuestion q = gpu_need_question(a, config, input, int(listed.size()), host);
   const sp::GpuNeed need = sp::gpus_needed(q);
   if (need.gpus >= q.gpus_listed) return {a.devices, {}};
   std::string devices;
@@ -86,6 +96,20 @@ AutoDevices auto_devices(const TranscodeRequest& a, const GpuHostFacts& host) {
     return narrowed(a, host);
   } catch (const std::exception&) {
     return {a.devices, {}};  // a config, input or output the run refuses: its own check says so
+  }
+}
+
+double warmup_weight(const TranscodeRequest& a, const sp::Config& config, const sp::InputLength& input, int gpus,
+                     const GpuHostFacts& host) {
+  // What NVDEC decodes on every GPU of these kinds; anything else decodes on the cores the encoders need.
+  static const std::set<std::string> kNvdecCodecs = {"h264", "hevc", "av1", "vp9"};
+  if (gpus < 1 || a.backend == "cpu" || a.hwdec == "none" || !kNvdecCodecs.count(input.codec) || host.gpus.empty() ||
+      !gpu_costs_hold_on_every_gpu(host))
+    return 1;
+  try {
+    return sp::warmup_weight(gpu_need_question(a, config, input, gpus, host));
+  } catch (const std::exception&) {
+    return 1;  // an output the run refuses: its own check says so
   }
 }
 

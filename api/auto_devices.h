@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "orchestration/auto_jobs.h"
+#include "pipeline/config.h"
 #include "pipeline/device.h"
 #include "stylepipe/transcode.h"
 
@@ -24,5 +26,12 @@ struct AutoDevices {
 // The --devices the request's run uses on such a host: the request's own,
 // or the first of them that its chain keeps busy, and why.
 AutoDevices auto_devices(const TranscodeRequest& request, const GpuHostFacts& host);
+
+// What --jobs auto weighs the chain's warm-up frames at (sp::warmup_weight),
+// for a run on `gpus` GPUs: below 1 only where they are decoded on NVDEC (a
+// codec it takes, --hwdec not none), every stage bounds its GPU time on GPUs
+// like those measured, and the encoder is libx264 or libx265 for sure.
+double warmup_weight(const TranscodeRequest& request, const sp::Config& config, const sp::InputLength& input, int gpus,
+                     const GpuHostFacts& host);
 
 }  // namespace stylepipe::detail

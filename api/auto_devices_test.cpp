@@ -9,6 +9,7 @@
 #include <random>
 
 #include "codecs/nvenc.h"
+#include "orchestration/gpu_need.h"
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
 
@@ -114,6 +115,48 @@ TEST_F(AutoDevices, OtherRequestsAreLeftAsTheyAre) {
   EXPECT_EQ(devices(r), "all");
   host_.gpus.clear();  // a host whose driver lists no GPU
   EXPECT_EQ(devices(request("pencil: {}")), "all");
+}
+
+// A warm-up frame weighs less than a whole one only where it takes none of
+// the cores the encoders need: NVDEC decodes it, every stage bounds its GPU
+// time on GPUs like those measured, and the encoder is x264 for sure.
+TEST_F(AutoDevices, AWarmUpWeighsLessOnlyWhereItTakesNoCores) {
+  host_.cores = 16;
+  const sp::Config lowpoly = sp::load_config(request("lowpoly: {temporal: true, color_smoothing: 0.5}").config_path);
+  const sp::InputLength hd = sp::probe_input_length(clip_);
+  ASSERT_EQ(hd.codec, "h264");
+  auto weight = [&](const stylepipe::TranscodeRequest& r, const sp::InputLength& input = {}) {
+    return stylepipe::detail::warmup_weight(r, lowpoly, input.codec.empty() ? hd : input, 1, host_);
+  };
+  const stylepipe::TranscodeRequest base = request("lowpoly: {}");
+  EXPECT_NEAR(weight(base), sp::warmup_weight([&] {
+                sp::GpuNeedQuestion q;
+                q.gpus_listed = 1;
+                q.cores = 16;
+                q.input = {1920, 1080};
+                q.chain = sp::chain_gpu_cost(lowpoly, q.input);
+                q.software_encoder = "libx264";
+                return q;
+              }()),
+              1e-12);
+  EXPECT_LT(weight(base), 0.5);
+  stylepipe::TranscodeRequest r = base;
+  r.hwdec = "none";  // the cores decode it
+  EXPECT_EQ(weight(r), 1);
+  r = base;
+  r.backend = "cpu";
+  EXPECT_EQ(weight(r), 1);
+  r = base;
+  r.encoder = "auto";  // NVENC, perhaps
+  EXPECT_EQ(weight(r), 1);
+  sp::InputLength ffv1 = hd;  // a codec NVDEC does not take decodes on the cores
+  ffv1.codec = "ffv1";
+  EXPECT_EQ(weight(base, ffv1), 1);
+  EXPECT_EQ(stylepipe::detail::warmup_weight(base, lowpoly, hd, 0, host_), 1) << "no GPU";
+  const sp::Config halftone = sp::load_config(request("halftone: {channels: cmy}").config_path);
+  EXPECT_EQ(stylepipe::detail::warmup_weight(base, halftone, hd, 1, host_), 1) << "no bound on its GPU time";
+  host_.gpus[1].model = "NVIDIA L4";
+  EXPECT_EQ(weight(base), 1);
 }
 
 }  // namespace

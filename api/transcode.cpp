@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "api/auto_devices.h"
 #include "api/batch_request.h"
 #include "api/public_errors.h"
 #include "api/request_options.h"
@@ -209,6 +210,7 @@ int run_with_auto_jobs(TranscodeRequest a, RequestClock::time_point requested) {
     const sp::InputLength& length = *probed;
     host.input_seconds = length.seconds;
     host.warmup_seconds = sp::warmup_seconds_at(sp::chain_warmup(config), length.frame_rate);
+    host.warmup_weight = detail::warmup_weight(a, config, length, host.gpus, detail::gpu_host_facts());
     choice = sp::choose_jobs(host);
   }
   log_info("--jobs auto: {}", choice.why);

@@ -54,9 +54,16 @@ InputLength header_length(const std::string& path) {
   if (video >= 0) {
     length.frame_rate = average_frame_rate(*format->streams[video]);
     length.size = {format->streams[video]->codecpar->width, format->streams[video]->codecpar->height};
+    length.codec = avcodec_get_name(format->streams[video]->codecpar->codec_id);
   }
   avformat_close_input(&format);
   return length;
+}
+
+// Where the warm-up weighs less than the frames a segment encodes, how much.
+std::string warmup_weighed(const AutoJobsHost& host) {
+  if (host.warmup_weight >= 1) return {};
+  return fmt::format(", its frames at {:.2f} of an encoded frame's cost", std::max(0.0, host.warmup_weight));
 }
 
 }  // namespace
@@ -68,9 +75,10 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
   const int by_devices = host.gpus > 0 ? host.gpus * per_gpu : INT_MAX;
   const int by_cores = std::max(1, host.cores / cores_each);
   // A batch: its clips; one input: the workers its length is worth.
+  const double weighed_warmup = std::max(0.0, host.warmup_seconds) * std::clamp(host.warmup_weight, 0.0, 1.0);
   const int by_input = batch                    ? host.clips
                        : host.input_seconds < 0 ? INT_MAX
-                                                : workers_for_length(host.input_seconds, host.warmup_seconds);
+                                                : workers_for_length(host.input_seconds, weighed_warmup);
   AutoJobs a;
   a.jobs = std::max(1, std::min({by_devices, by_cores, by_input}));
   std::string devices = host.gpus > 0 ? fmt::format("{} GPU{} x {}", host.gpus, host.gpus == 1 ? "" : "s", per_gpu)
@@ -79,8 +87,9 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
       batch ? fmt::format("{} clip{}", host.clips, host.clips == 1 ? "" : "s")
       : host.input_seconds < 0
           ? std::string("length unknown")
-          : fmt::format("{:.0f} s / {:.0f} s a worker{}", host.input_seconds, seconds_per_worker(host.warmup_seconds),
-                        host.warmup_seconds > 0 ? fmt::format(" (warm-up {:.2f} s a segment)", host.warmup_seconds)
+          : fmt::format("{:.0f} s / {:.0f} s a worker{}", host.input_seconds, seconds_per_worker(weighed_warmup),
+                        host.warmup_seconds > 0 ? fmt::format(" (warm-up {:.2f} s a segment{})", host.warmup_seconds,
+                                                              warmup_weighed(host))
                                                 : std::string());
   a.why = fmt::format("{} worker{}: {}, {} core{} / {}, {}", a.jobs, a.jobs == 1 ? "" : "s", devices, host.cores,
                       host.cores == 1 ? "" : "s", cores_each, input);
@@ -108,6 +117,7 @@ InputLength probe_input_length(const std::string& path) {
   else if (in.video->duration > 0) length.seconds = double(in.video->duration) * av_q2d(in.video->time_base);
   length.frame_rate = average_frame_rate(*in.video);
   length.size = {in.video->codecpar->width, in.video->codecpar->height};
+  length.codec = avcodec_get_name(in.video->codecpar->codec_id);
   return length;
 }
 

@@ -23,6 +23,10 @@ struct AutoJobsHost {
   // A batch: how many clips (0: one input). Its clips run side by side, so
   // their number bounds the workers instead of the input's length.
   int clips = 0;
+  // What a warm-up frame costs the busiest resource, as a share of a frame
+  // the run encodes (sp::warmup_weight): below 1 where the encoders are the
+  // limit and the warm-up takes only GPU time they leave idle.
+  double warmup_weight = 1;
 };
 
 struct AutoJobs {
@@ -33,7 +37,8 @@ struct AutoJobs {
 AutoJobs choose_jobs(const AutoJobsHost& host);
 
 // The input a worker is given at least: 10 s, or 20 times the warm-up (which
-// then stays within 5% of the work).
+// then stays within 5% of the work), its seconds weighed by their cost
+// (AutoJobsHost::warmup_weight) where that is known.
 double seconds_per_worker(double warmup_seconds);
 
 // The workers an input of this length is worth by its length alone; at least
@@ -44,6 +49,7 @@ struct InputLength {
   double seconds = -1;     // -1 where neither header nor streams say
   double frame_rate = 0;   // the video's average, 0 where the header does not say
   Size size;               // the video's, {0, 0} where the header does not say
+  std::string codec{};     // the video's, as FFmpeg names it ("h264"); empty where there is none
 };
 
 // The input's duration, frame rate and picture size: its container header's where it gives

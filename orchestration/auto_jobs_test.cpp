@@ -8,6 +8,8 @@
 #include <random>
 
 #include "orchestration/batch_segments.h"
+#include "orchestration/segment_plan.h"
+#include "pipeline/config.h"
 #include "tests/support/test_support.h"
 
 namespace sp {
@@ -62,6 +64,27 @@ TEST(AutoJobs, BoundsHoldAndMoreNeverGivesFewer) {
   }
 }
 
+// A warm-up that costs the busiest resource less than the frames it leads
+// to (sp::warmup_weight) lets segments be shorter, never longer.
+TEST(AutoJobs, AWarmUpThatWeighsLessNeverGivesFewerWorkers) {
+  std::mt19937_64 rng(test::fresh_seed());
+  for (int round = 0; round < 2000; ++round) {
+    AutoJobsHost h = random_host(rng);
+    h.clips = 0;
+    h.warmup_weight = double(rng() % 1001) / 1000;
+    const AutoJobs a = choose_jobs(h);
+    AutoJobsHost whole = h;
+    whole.warmup_weight = 1;
+    EXPECT_GE(a.jobs, choose_jobs(whole).jobs) << a.why;
+    if (h.input_seconds >= 0) {
+      EXPECT_LE(a.jobs, std::max(1, int(h.input_seconds / std::max(10.0, 20 * h.warmup_seconds * h.warmup_weight))))
+          << a.why;
+    }
+    const bool weighed = h.warmup_weight < 1 && h.warmup_seconds > 0 && h.input_seconds >= 0;
+    EXPECT_EQ(a.why.find("of an encoded frame's cost") != std::string::npos, weighed) << a.why;
+  }
+}
+
 TEST(AutoJobs, TheMeasuredHostsGetWhatWasFastest) {
   // docs/perf.md. 2 x H100, 32 cores, a 60 s clip: 4 workers on one GPU were the fastest.
   EXPECT_EQ(choose_jobs({1, 32, 3600, 0}).jobs, 4);
@@ -76,6 +99,16 @@ TEST(AutoJobs, TheMeasuredHostsGetWhatWasFastest) {
   // The GPU-bound halftone chain (a frame, and 0.5 s handed over at each
   // seam), the same clip, one H200: 2 workers 174 fps, 4 171, a single run 156.
   EXPECT_EQ(choose_jobs({1, 16, 40, warmup_seconds_at(Warmup{1, 0.5}, 60)}).jobs, 2);
+  // lowpoly's temporal mesh (2.17 s of warm-up a segment at 60 fps) into x264
+  // ultrafast, a 40 s clip, one H200 with 16 cores: a single run 600-623 fps,
+  // 2 workers 881-891, 4 855-908 (session 37). Weighed as a whole frame's
+  // cost, its warm-up gave it one worker; weighed at what it takes of the
+  // GPU while the encoders are the limit (gpu_need_test.cpp), two.
+  const double lowpoly_warmup = warmup_seconds_at(
+      chain_warmup(parse_config("pipeline:\n  - lowpoly: {temporal: true, color_smoothing: 0.5}\n", "l.yaml")), 60);
+  EXPECT_NEAR(lowpoly_warmup, 2.17, 0.01);
+  EXPECT_EQ(choose_jobs({1, 16, 40, lowpoly_warmup}).jobs, 1);
+  EXPECT_EQ(choose_jobs({1, 16, 40, lowpoly_warmup, 0, 0.4}).jobs, 2);
   EXPECT_EQ(choose_jobs({1, 32, 9, 0}).jobs, 1);      // under 10 s a worker: a single run
   EXPECT_EQ(choose_jobs({0, 2, 3600, 0}).jobs, 1);    // CI's two cores
   // A batch of 200 clips of 2 s (720p30, pencil, x264 ultrafast), one H200 with
@@ -100,7 +133,9 @@ TEST(AutoJobs, ABatchCutsALongClipAsItsOwnRunWould) {
   const double rate = 60;
   const double warmup = 28 / rate;
   for (int round = 0; round < 500; ++round) {
-    const InputLength length{double(20 + rng() % 2000), rate};
+    InputLength length;
+    length.seconds = double(20 + rng() % 2000);
+    length.frame_rate = rate;
     const int jobs = 2 + int(rng() % 40);
     rules.auto_host.reset();
     EXPECT_EQ(jobs_to_cut(rules, length, jobs), jobs) << "--jobs N cuts every long clip for N";
@@ -114,8 +149,12 @@ TEST(AutoJobs, ABatchCutsALongClipAsItsOwnRunWould) {
   // 4 GPUs and 64 cores give a batch 32 clips at a time; a 30 s clip among
   // them is cut for 3 workers, not 32.
   rules.auto_host = AutoJobsHost{4, 64};
-  EXPECT_EQ(jobs_to_cut(rules, {30, rate}, 32), 3);
-  EXPECT_EQ(jobs_to_cut(rules, {400, rate}, 32), 8);
+  InputLength length;
+  length.frame_rate = rate;
+  length.seconds = 30;
+  EXPECT_EQ(jobs_to_cut(rules, length, 32), 3);
+  length.seconds = 400;
+  EXPECT_EQ(jobs_to_cut(rules, length, 32), 8);
 }
 
 }  // namespace

@@ -17,16 +17,25 @@ namespace {
 // does. Slower presets and libx265 encode less a core, so it bounds them too.
 constexpr double kX264MegapixelsPerCoreSecond = 120;
 
+// Both the chain's GPU time and the encoder's rate are known.
+bool known_both_sides(const GpuNeedQuestion& q) {
+  return q.chain && !q.software_encoder.empty() && q.input.width > 0 && q.input.height > 0 &&
+         q.chain->output.width > 0 && q.chain->output.height > 0;
+}
+
+// The frames a second the cores encode at the chain's output size, at most.
+double encoder_fps_bound(const GpuNeedQuestion& q) {
+  const Size encoded = q.chain->output;
+  return std::max(q.cores, 1) * kX264MegapixelsPerCoreSecond / (double(encoded.width) * encoded.height / 1e6);
+}
+
 }  // namespace
 
 GpuNeed gpus_needed(const GpuNeedQuestion& q) {
   GpuNeed need{q.gpus_listed, {}};
-  if (q.gpus_listed <= 1 || !q.chain || q.software_encoder.empty() || q.input.width <= 0 || q.input.height <= 0 ||
-      q.chain->output.width <= 0 || q.chain->output.height <= 0)
-    return need;
+  if (q.gpus_listed <= 1 || !known_both_sides(q)) return need;
   const Size encoded = q.chain->output;
-  const double megapixels = double(encoded.width) * encoded.height / 1e6;
-  const double encoder_fps = q.cores * kX264MegapixelsPerCoreSecond / megapixels;
+  const double encoder_fps = encoder_fps_bound(q);
   const double gpu_share = encoder_fps * q.chain->milliseconds / 1000;  // GPU-seconds a second
   need.gpus = std::clamp(int(std::ceil(gpu_share)), 1, q.gpus_listed);
   if (need.gpus == q.gpus_listed) return need;
@@ -38,6 +47,13 @@ GpuNeed gpus_needed(const GpuNeedQuestion& q) {
       need.gpus, q.gpus_listed, q.chain->milliseconds, q.input.width, q.input.height, into, q.cores,
       q.cores == 1 ? "" : "s", q.software_encoder, encoder_fps, gpu_share);
   return need;
+}
+
+double warmup_weight(const GpuNeedQuestion& q) {
+  if (q.gpus_listed < 1 || !known_both_sides(q)) return 1;
+  const double gpu_ms = q.chain->milliseconds / q.gpus_listed;
+  const double encoder_ms = 1000 / encoder_fps_bound(q);
+  return gpu_ms / std::max(gpu_ms, encoder_ms);
 }
 
 bool gpu_costs_hold_on(const std::string& model) {

@@ -35,6 +35,17 @@ struct GpuNeed {
 // chain's GPU time or the encoder is not known.
 GpuNeed gpus_needed(const GpuNeedQuestion& question);
 
+// What a warm-up frame costs the run's busiest resource, as a share of what
+// a frame it encodes costs it (1: as much). A warm-up frame is decoded on
+// NVDEC and run through the chain, never encoded: where the encoders on the
+// cores are the limit, it takes only GPU time they leave idle. The chain's
+// GPU time a frame over `gpus_listed` GPUs (here: those the run uses), over
+// the larger of it and the encoders' time a frame at their best; 1 where
+// either is unknown. One H200 with 16 cores (docs/perf.md, session 37):
+// lowpoly's temporal mesh (2.17 s of warm-up a segment) into x264 ultrafast
+// ran a 40 s 1080p60 clip at 600-623 fps alone, at 881-891 with two workers.
+double warmup_weight(const GpuNeedQuestion& question);
+
 // Whether the stages' GPU-time bounds (measured on H100s and H200s) hold
 // on a GPU of this model ("NVIDIA H200", as the driver names it): those and
 // their kin of the same or more bandwidth. An L4's 300 GB/s against an

@@ -100,5 +100,57 @@ TEST(GpuNeed, MoreWorkOrMoreCoresNeverTakesAGpuAway) {
   }
 }
 
+// A warm-up frame is decoded and run on the GPUs, never encoded: it costs
+// the run's busiest resource the chain's GPU time against the larger of that
+// and the encoders' time a frame (x264 ultrafast at 120 megapixels a second
+// a core, at its best).
+TEST(WarmupWeight, IsTheChainsGpuTimeAgainstTheEncodersAtTheirBest) {
+  std::mt19937_64 rng(fresh_seed());
+  for (int round = 0; round < 200; ++round) {
+    GpuNeedQuestion q = pencil_on(1 + int(rng() % 8), 1 + int(rng() % 256));
+    q.input = {16 + int(rng() % 4000), 16 + int(rng() % 3000)};
+    q.chain = GpuCost{0.01 + double(rng() % 10000) / 1000, {16 + int(rng() % 8000), 16 + int(rng() % 4000)}};
+    const double gpu_ms = q.chain->milliseconds / q.gpus_listed;
+    const double encoder_ms = 1000 * q.chain->output.width * double(q.chain->output.height) / 1e6 / (120.0 * q.cores);
+    const double weight = warmup_weight(q);
+    EXPECT_NEAR(weight, std::min(1.0, gpu_ms / encoder_ms), 1e-9) << gpu_ms << " ms on the GPUs, " << encoder_ms;
+    GpuNeedQuestion more = q;  // more cores encode faster: the GPUs' share of the time grows
+    more.cores += 1 + int(rng() % 64);
+    EXPECT_GE(warmup_weight(more), weight);
+    more = q;
+    more.gpus_listed += 1 + int(rng() % 4);
+    EXPECT_LE(warmup_weight(more), weight);
+  }
+}
+
+// lowpoly's temporal mesh at 1080p on one H200 with 16 cores (session 37):
+// two workers ran a 40 s clip 1.43x as fast as one. For --jobs auto to give
+// them 20 s each, its 2.17 s of warm-up must weigh at most 20 / (20 x 2.17).
+TEST(WarmupWeight, LowpolysTemporalMeshOnOneGpuOf16CoresWeighsUnderAHalf) {
+  GpuNeedQuestion q = pencil_on(1, 16);
+  q.chain = chain_cost("  - lowpoly: {temporal: true, color_smoothing: 0.5}\n", q.input);
+  ASSERT_TRUE(q.chain);
+  const double weight = warmup_weight(q);
+  EXPECT_GT(weight, 0.05);
+  EXPECT_LE(weight, 20 / (20 * 2.17));
+  EXPECT_NEAR(weight, q.chain->milliseconds / (1000 * 1.920 * 1.080 / (16 * 120.0)), 1e-9);
+}
+
+TEST(WarmupWeight, AWholeFrameWhereTheChainOrTheEncoderIsUnknown) {
+  std::mt19937_64 rng(fresh_seed());
+  GpuNeedQuestion q = pencil_on(1 + int(rng() % 8), 1 + int(rng() % 128));
+  ASSERT_LT(warmup_weight(q), 1);
+  q.software_encoder = "";  // NVENC, perhaps, at a rate the estimate does not bound
+  EXPECT_EQ(warmup_weight(q), 1);
+  q = pencil_on(1 + int(rng() % 8), 1 + int(rng() % 128));
+  q.chain.reset();
+  EXPECT_EQ(warmup_weight(q), 1);
+  q = pencil_on(1 + int(rng() % 8), 1 + int(rng() % 128));
+  q.input = {0, 0};
+  EXPECT_EQ(warmup_weight(q), 1);
+  q = pencil_on(0, 16);  // the CPU backend: the warm-up runs on the cores
+  EXPECT_EQ(warmup_weight(q), 1);
+}
+
 }  // namespace
 }  // namespace sp::test
