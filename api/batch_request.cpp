@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <future>
 #include <optional>
+#include <set>
 #include <thread>
 
+#include "api/auto_devices.h"
 #include "api/request_options.h"
 #include "orchestration/auto_jobs.h"
 #include "orchestration/batch.h"
@@ -37,13 +39,22 @@ void refuse_segment_flags(const TranscodeRequest& a) {
 
 // What `run CLIP --jobs N` would plan and give its workers, with the batch's
 // share of the cores for each encoder.
-sp::LongClipRules long_clip_rules(const TranscodeRequest& a, const sp::Config& config, const sp::BatchOptions& o) {
+sp::LongClipRules long_clip_rules(const TranscodeRequest& a, const sp::Config& config, const sp::BatchOptions& o,
+                                  const std::optional<sp::AutoJobsHost>& auto_host) {
   sp::LongClipRules rules;
+  rules.auto_host = auto_host;
   rules.plan = plan_request(a, o.jobs);
   rules.worker = worker_overrides(a);
   rules.worker.threads = o.clip.output.threads;
   rules.worker.stats_json_path.clear();
   rules.warmup = sp::chain_warmup(config);
+  // The GPUs the batch's clips share: those listed, or the one a CUDA run takes.
+  const int gpus = rules.auto_host  ? rules.auto_host->gpus
+                   : !sp::kBuildHasCuda ? 0
+                                       : std::max(1, int(std::set<int>(o.devices.begin(), o.devices.end()).size()));
+  rules.warmup_weight = [a, config, gpus, host = gpu_host_facts()](const sp::InputLength& length) {
+    return warmup_weight(a, config, length, gpus, host);
+  };
   return rules;
 }
 
@@ -93,10 +104,7 @@ int run_batch(const TranscodeRequest& a) {
   // N encoders each taking every core would fight over them: each clip gets its share.
   if (o.jobs > 1 && !a.threads)
     o.clip.input.threads = o.clip.output.threads = sp::threads_each(o.jobs);
-  if (o.jobs > 1 && !reads_one_stream(a)) {
-    o.long_clips = long_clip_rules(first, config, o);
-    o.long_clips->auto_host = auto_host;
-  }
+  if (o.jobs > 1 && !reads_one_stream(a)) o.long_clips = long_clip_rules(first, config, o, auto_host);
   o.fail_fast = a.fail_fast;
   o.progress = o.clip.progress;
   o.stats_json_path = a.stats_json;

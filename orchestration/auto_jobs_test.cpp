@@ -157,5 +157,36 @@ TEST(AutoJobs, ABatchCutsALongClipAsItsOwnRunWould) {
   EXPECT_EQ(jobs_to_cut(rules, length, 32), 8);
 }
 
+// A batch weighs a long clip's warm-up as the clip's own run would
+// (LongClipRules::warmup_weight), for its cut and for whether to cut at all.
+TEST(AutoJobs, ABatchWeighsALongClipsWarmUpAsItsOwnRunWould) {
+  std::mt19937_64 rng(test::fresh_seed());
+  LongClipRules rules;
+  rules.warmup = chain_warmup(parse_config("pipeline:\n  - lowpoly: {temporal: true}\n", "l.yaml"));
+  rules.auto_host = AutoJobsHost{1, 16};
+  InputLength length;
+  length.seconds = 40;
+  length.frame_rate = 60;
+  EXPECT_EQ(jobs_to_cut(rules, length, 8), 1) << "a whole frame a warm-up frame: 43 s a worker";
+  EXPECT_FALSE(worth_cutting(rules, length));
+  rules.warmup_weight = [](const InputLength& l) { return l.seconds == 40 ? 0.44 : 1.0; };
+  EXPECT_EQ(jobs_to_cut(rules, length, 8), 2);
+  EXPECT_TRUE(worth_cutting(rules, length));
+  for (int round = 0; round < 500; ++round) {
+    const double weight = double(rng() % 1001) / 1000;
+    rules.warmup_weight = [weight](const InputLength&) { return weight; };
+    rules.auto_host = AutoJobsHost{1 + int(rng() % 8), 1 + int(rng() % 128)};
+    length.seconds = double(1 + rng() % 600);
+    AutoJobsHost own = *rules.auto_host;
+    own.input_seconds = length.seconds;
+    own.warmup_seconds = warmup_seconds_at(rules.warmup, length.frame_rate);
+    own.warmup_weight = weight;
+    const int jobs = 1 + int(rng() % 64);
+    EXPECT_EQ(jobs_to_cut(rules, length, jobs), std::min(jobs, choose_jobs(own).jobs)) << choose_jobs(own).why;
+    own.gpus = 1, own.cores = 1 << 20;  // the length alone
+    EXPECT_EQ(worth_cutting(rules, length), choose_jobs(own).jobs >= 2) << choose_jobs(own).why;
+  }
+}
+
 }  // namespace
 }  // namespace sp

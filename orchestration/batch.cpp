@@ -366,7 +366,7 @@ int run_batch(const BatchOptions& o) {
     std::unique_ptr<SegmentedClip> cut;
     try {
       const int jobs = jobs_to_cut(*o.long_clips, lengths[k], o.jobs);
-      if (jobs >= 2 && worth_cutting(lengths[k], o.long_clips->warmup))
+      if (jobs >= 2 && worth_cutting(*o.long_clips, lengths[k]))
         cut = std::make_unique<SegmentedClip>(*o.long_clips, o.clips[k].input, o.clips[k].output, jobs);
     } catch (const std::exception& e) {  // (any: the other workers wait for looked_at)
       log_warning("{}: runs whole, not cut into segments: {}", o.clips[k].input, e.what());

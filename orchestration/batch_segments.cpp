@@ -13,8 +13,17 @@ namespace fs = std::filesystem;
 
 namespace sp {
 
-bool worth_cutting(const InputLength& length, const Warmup& warmup) {
-  return length.seconds > 0 && workers_for_length(length.seconds, warmup_seconds_at(warmup, length.frame_rate)) >= 2;
+namespace {
+
+double warmup_weight_of(const LongClipRules& rules, const InputLength& length) {
+  return rules.warmup_weight ? std::clamp(rules.warmup_weight(length), 0.0, 1.0) : 1.0;
+}
+
+}  // namespace
+
+bool worth_cutting(const LongClipRules& rules, const InputLength& length) {
+  const double warmup = warmup_seconds_at(rules.warmup, length.frame_rate) * warmup_weight_of(rules, length);
+  return length.seconds > 0 && workers_for_length(length.seconds, warmup) >= 2;
 }
 
 int jobs_to_cut(const LongClipRules& rules, const InputLength& length, int jobs) {
@@ -23,6 +32,7 @@ int jobs_to_cut(const LongClipRules& rules, const InputLength& length, int jobs)
   host.clips = 0;
   host.input_seconds = length.seconds;
   host.warmup_seconds = warmup_seconds_at(rules.warmup, length.frame_rate);
+  host.warmup_weight = warmup_weight_of(rules, length);
   return std::min(jobs, choose_jobs(host).jobs);
 }
 

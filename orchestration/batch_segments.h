@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,9 @@ struct LongClipRules {
   // a run has workers, and a 30 s clip cut for 32 would pay 32 segments'
   // warm-up and start). Unset: as `run CLIP --jobs N`, N the batch's.
   std::optional<AutoJobsHost> auto_host;
+  // What the warm-up weighs on a clip (AutoJobsHost::warmup_weight), as its
+  // own run would weigh it; unset: a whole frame.
+  std::function<double(const InputLength&)> warmup_weight;
 };
 
 // The workers a clip of this length is cut for: the batch's `jobs`, or with
@@ -41,7 +45,7 @@ int jobs_to_cut(const LongClipRules& rules, const InputLength& length, int jobs)
 // --jobs auto's length rule would give it two workers or more. A clip that
 // could not be probed (no length) is not: it runs whole and reports its error
 // as its single run would.
-bool worth_cutting(const InputLength& length, const Warmup& warmup);
+bool worth_cutting(const LongClipRules& rules, const InputLength& length);
 
 struct SegmentedOutcome {
   bool started = false;

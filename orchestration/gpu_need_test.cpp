@@ -138,7 +138,7 @@ TEST(WarmupWeight, LowpolysTemporalMeshOnOneGpuOf16CoresWeighsUnderAHalf) {
 
 TEST(WarmupWeight, AWholeFrameWhereTheChainOrTheEncoderIsUnknown) {
   std::mt19937_64 rng(fresh_seed());
-  GpuNeedQuestion q = pencil_on(1 + int(rng() % 8), 1 + int(rng() % 128));
+  GpuNeedQuestion q = pencil_on(1 + int(rng() % 8), 1 + int(rng() % 16));
   ASSERT_LT(warmup_weight(q), 1);
   q.software_encoder = "";  // NVENC, perhaps, at a rate the estimate does not bound
   EXPECT_EQ(warmup_weight(q), 1);
