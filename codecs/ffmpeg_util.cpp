@@ -10,6 +10,7 @@ extern "C" {
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -36,6 +37,11 @@ PacketPtr make_packet() {
   PacketPtr p(av_packet_alloc());
   if (!p) throw std::bad_alloc();
   return p;
+}
+
+bool same_extradata(const AVCodecParameters& a, const AVCodecParameters& b) {
+  return a.extradata_size == b.extradata_size &&
+         (a.extradata_size == 0 || std::memcmp(a.extradata, b.extradata, size_t(a.extradata_size)) == 0);
 }
 
 AVPixelFormat to_av(PixelFormat format) {

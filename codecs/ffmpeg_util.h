@@ -46,6 +46,9 @@ using BufferRefPtr = std::unique_ptr<AVBufferRef, AVBufferRefDeleter>;
 FramePtr make_frame();
 PacketPtr make_packet();
 
+// The same codec setup data (avcC/hvcC parameter sets) byte for byte.
+bool same_extradata(const AVCodecParameters& a, const AVCodecParameters& b);
+
 // sp format -> the FFmpeg format with the same memory layout.
 AVPixelFormat to_av(PixelFormat format);
 // FFmpeg format -> sp format with the same layout, if any (yuvj* map to their

@@ -1,6 +1,5 @@
 #include "codecs/kept_decoder.h"
 
-#include <cstring>
 #include <new>
 
 namespace sp {
@@ -19,8 +18,7 @@ bool same_stream(const AVCodecParameters* a, const AVCodecParameters* b) {
          a->color_primaries == b->color_primaries && a->color_trc == b->color_trc &&
          a->color_space == b->color_space && a->chroma_location == b->chroma_location &&
          a->video_delay == b->video_delay && a->bits_per_coded_sample == b->bits_per_coded_sample &&
-         a->bits_per_raw_sample == b->bits_per_raw_sample && a->extradata_size == b->extradata_size &&
-         (a->extradata_size == 0 || std::memcmp(a->extradata, b->extradata, size_t(a->extradata_size)) == 0);
+         a->bits_per_raw_sample == b->bits_per_raw_sample && same_extradata(*a, *b);
 }
 
 }  // namespace

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <filesystem>
 #include <optional>
 
+#include "codecs/ffmpeg_util.h"
 #include "codecs/muxer.h"
 #include "codecs/video_parameters_tag.h"
 #include "pipeline/errors.h"
@@ -123,11 +123,6 @@ namespace fs = std::filesystem;
 std::string describe(const AVCodecParameters& p) {
   const char* format = av_get_pix_fmt_name(AVPixelFormat(p.format));
   return fmt::format("{} {}x{} {}", avcodec_get_name(p.codec_id), p.width, p.height, format ? format : "?");
-}
-
-bool same_extradata(const AVCodecParameters& a, const AVCodecParameters& b) {
-  return a.extradata_size == b.extradata_size &&
-         (a.extradata_size == 0 || std::memcmp(a.extradata, b.extradata, size_t(a.extradata_size)) == 0);
 }
 
 std::string tag_value(const AVDictionary* tags, const char* key) {
