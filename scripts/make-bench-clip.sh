@@ -17,4 +17,7 @@ if [ ! -e "$part" ]; then
     -f lavfi -i sine=frequency=440:sample_rate=48000 -t 10 -vf "noise=alls=5:allf=t" \
     -c:v libx264 -preset veryfast -crf 23 -g $((rate * 2)) -pix_fmt yuv420p -c:a aac "$part"
 fi
-ffmpeg -hide_banner -loglevel error -y -stream_loop $(( (seconds + 9) / 10 - 1 )) -i "$part" -t "$seconds" -c copy "$clip"
+# SECONDS may have a fraction (102.5: the 6,150 frames at 60 fps): the part is looped over its whole seconds.
+whole=${seconds%.*}
+[ "$whole" = "$seconds" ] || whole=$((whole + 1))
+ffmpeg -hide_banner -loglevel error -y -stream_loop $(( (whole + 9) / 10 - 1 )) -i "$part" -t "$seconds" -c copy "$clip"
