@@ -1,4 +1,5 @@
 """stylepipe.Chain on PyTorch and CuPy CUDA arrays: no copies, the caller's stream, the CPU's pictures."""
+import json
 import os
 import subprocess
 import tempfile
@@ -247,6 +248,28 @@ class TranscodeBesideTorch(unittest.TestCase):
         torch.cuda.synchronize()
         self.assertEqual(int(values.sum().item()), expected)
         self.assertEqual(int((values * 3).sum().item()), 3 * expected)  # and new work on the same context
+
+    @unittest.skipUnless(GPU and HAVE_TORCH and torch.cuda.device_count() > 1, "needs 2 GPUs")
+    def test_a_run_stays_on_the_callers_gpu_with_or_without_progress(self):
+        """A run reporting progress runs on a thread of its own; before session 36 that thread was on GPU 0
+        whatever the caller's GPU was."""
+        config = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "pencil.yaml")
+        generator = rng(37)
+        with tempfile.TemporaryDirectory() as tmp:
+            raw, clip = os.path.join(tmp, "in.yuv"), os.path.join(tmp, "in.mp4")
+            generator.integers(0, 256, size=12 * 96 * 64 * 3 // 2, dtype=np.uint8).tofile(raw)
+            subprocess.run(["ffmpeg", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "96x64", "-r", "25",
+                            "-i", raw, "-c:v", "libx264", "-pix_fmt", "yuv420p", clip], check=True)
+            for progress in (None, []):
+                stats, out = os.path.join(tmp, "stats.json"), os.path.join(tmp, "out.mkv")
+                with torch.cuda.device(1):
+                    code = stylepipe.transcode(clip, out, config, backend="cuda", codec="ffv1", overwrite=True,
+                                               stats_json=stats, progress=None if progress is None else progress.append)
+                self.assertEqual(code, 0)
+                with open(stats) as f:
+                    self.assertEqual(json.load(f)["cuda_device"]["ordinal"], 1, "progress=%r" % progress)
+                if progress is not None:
+                    self.assertTrue(progress, "no progress was reported")
 
 
 if __name__ == "__main__":
