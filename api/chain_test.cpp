@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "pipeline/convert.h"
 #include "stylepipe/errors.h"
+#include "stylepipe/session.h"
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
 
@@ -270,6 +272,24 @@ TEST(PublicChain, ConfigErrorsCarryFileLineColumnAndField) {
   }
   EXPECT_THROW(stylepipe::Chain::from_file(dir.file("missing.yaml"), session), stylepipe::MediaError);
   EXPECT_THROW(stylepipe::Chain::from_stages({{"pencl", {}}}, session), stylepipe::ConfigError);
+}
+
+// The calling thread's device, as a transcode on it takes it: the first
+// until the thread chooses another; one the process does not see is refused.
+TEST(PublicDevice, ANewThreadIsOnTheFirstAndADeviceNotThereIsRefused) {
+  std::thread([] {
+    EXPECT_EQ(stylepipe::current_cuda_device(), 0);
+    EXPECT_NO_THROW(stylepipe::use_cuda_device(0));
+    EXPECT_EQ(stylepipe::current_cuda_device(), 0);
+    EXPECT_THROW(stylepipe::use_cuda_device(-1), stylepipe::DeviceError);
+    const int absent = std::max(1, stylepipe::cuda_device_count());
+    try {
+      stylepipe::use_cuda_device(absent);
+      ADD_FAILURE() << "cuda:" << absent << " was taken";
+    } catch (const stylepipe::DeviceError& e) {
+      EXPECT_NE(std::string(e.what()).find("cuda:" + std::to_string(absent)), std::string::npos) << e.what();
+    }
+  }).join();
 }
 
 TEST(PublicChain, WrongSizesAndDevicesAreRefusedBeforeAnyWork) {

@@ -24,6 +24,13 @@ bool build_has_cuda() { return sp::kBuildHasCuda; }
 bool cuda_available(std::string* why) { return sp::cuda_device_available(why); }
 int cuda_device_count() { return sp::cuda_device_count(); }
 const char* build_backends() { return sp::kBuildBackends; }
+int current_cuda_device() { return detail::guarded([] { return sp::current_cuda_device(); }); }
+void use_cuda_device(int device) {
+  if (device < 0 || (device > 0 && device >= sp::cuda_device_count()))
+    throw DeviceError(ExitCode::unavailable, "cuda:" + std::to_string(device) + ": this process sees " +
+                                                 std::to_string(sp::cuda_device_count()) + " CUDA device(s)");
+  detail::guarded([device] { sp::use_cuda_device(device); });
+}
 
 void Session::Impl::enter() const {
   if (device.backend == Backend::cuda) detail::enter_cuda_device(device.index);

@@ -33,10 +33,12 @@ std::string cuda_device_pci_bus_id(int device);
 std::string cuda_device_identity(int device);
 
 // The calling thread's CUDA device: CUDA's own per-thread current device, 0
-// until a thread chooses another. A run on device N sets it on each thread
-// it starts (use_cuda_device(current_cuda_device()) first thing), so that its
-// kernels, pools, streams and NVDEC session are all on N. Neither call starts
-// the CUDA runtime in a process that has not used it (CPU runs).
+// until a thread chooses another (here, or through another library: a
+// context PyTorch or CuPy made current on it counts). A run on device N sets
+// it on each thread it starts (use_cuda_device(current_cuda_device()) first
+// thing), so that its kernels, pools, streams and NVDEC session are all on
+// N. Neither call starts the CUDA runtime or the driver in a process that
+// has not used them (CPU runs).
 int current_cuda_device();
 void use_cuda_device(int device);
 

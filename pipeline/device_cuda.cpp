@@ -93,8 +93,31 @@ void on_each_device(const std::vector<int>& devices, void (*work)()) {
 CudaContextHold::CudaContextHold() { ++g_context_holds; }
 CudaContextHold::~CudaContextHold() { --g_context_holds; }
 
+// The device of a context another library (PyTorch, CuPy, the caller's own
+// CUDA) made current on this thread, asked of the driver only where it is
+// already loaded: nothing here loads or starts it. -1 where there is none.
+static int device_of_a_context_made_current_elsewhere() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!driver) return -1;
+  using GetCurrent = int (*)(void**);  // CUresult cuCtxGetCurrent(CUcontext*)
+  using GetDevice = int (*)(int*);     // CUresult cuCtxGetDevice(CUdevice*)
+  const auto get_current = reinterpret_cast<GetCurrent>(dlsym(driver, "cuCtxGetCurrent"));
+  const auto get_device = reinterpret_cast<GetDevice>(dlsym(driver, "cuCtxGetDevice"));
+  // Before cuInit both say CUDA_ERROR_NOT_INITIALIZED, and start nothing.
+  void* context = nullptr;
+  int device = 0;
+  const bool found = get_current && get_device && get_current(&context) == 0 && context != nullptr &&
+                     get_device(&device) == 0;
+  dlclose(driver);
+  return found ? device : -1;
+}
+
 int current_cuda_device() {
-  if (!g_runtime_used) return 0;
+  if (!g_runtime_used) {
+    // A caller's torch.cuda.set_device(1) is this thread's device before stylepipe has used CUDA too.
+    const int elsewhere = device_of_a_context_made_current_elsewhere();
+    return elsewhere >= 0 ? elsewhere : 0;
+  }
   int device = 0;
   SP_CUDA_CHECK(cudaGetDevice(&device));
   return device;

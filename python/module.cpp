@@ -154,7 +154,11 @@ int transcode_from_python(py::dict fields, py::object progress) {
       frames = p.frames;
       media_seconds = p.media_seconds;
     };
-  std::future<int> run = std::async(std::launch::async, [&r] { return transcode(r); });
+  // The run's thread takes the caller's GPU (torch.cuda.set_device(1) and the like): a new thread's is the first.
+  std::future<int> run = std::async(std::launch::async, [&r, device = current_cuda_device()] {
+    use_cuda_device(device);
+    return transcode(r);
+  });
   int64_t reported = -1;
   while (true) {
     bool done = false;

@@ -30,6 +30,16 @@ int cuda_device_count();
 // The backends of this build: "cpu, cuda" or "cpu".
 const char* build_backends();
 
+// The calling thread's CUDA device: the one it chose (cudaSetDevice,
+// torch.cuda.set_device, cupy's Device.use), 0 where it chose none or the
+// build has no CUDA. A transcode called on this thread runs there (a single
+// run, and --jobs without devices). A front end that calls transcode on a
+// thread of its own gives that thread the caller's device first. Neither
+// starts CUDA where nothing has; use_cuda_device throws DeviceError for a
+// device the build or the host does not have.
+int current_cuda_device();
+void use_cuda_device(int device);
+
 class Session {
  public:
   // The session of `device`, opened on first use. Throws DeviceError when
