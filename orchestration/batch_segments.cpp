@@ -15,8 +15,12 @@ namespace sp {
 
 namespace {
 
+// Asked only of a clip long enough for two workers: for a shorter one no
+// weight changes the cut, and asking costs the chain's stages made and the
+// encoder planned, for each clip of a folder of short ones.
 double warmup_weight_of(const LongClipRules& rules, const InputLength& length) {
-  return rules.warmup_weight ? std::clamp(rules.warmup_weight(length), 0.0, 1.0) : 1.0;
+  if (!rules.warmup_weight || workers_for_length(length.seconds, 0) < 2) return 1.0;
+  return std::clamp(rules.warmup_weight(length), 0.0, 1.0);
 }
 
 }  // namespace
