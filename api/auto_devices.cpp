@@ -113,15 +113,21 @@ double warmup_weight(const TranscodeRequest& a, const sp::Config& config, const 
   }
 }
 
-}  // namespace detail
-
-void choose_auto_devices(TranscodeRequest& request) {
-  if (!sp::kBuildHasCuda || request.jobs != TranscodeRequest::kJobsAuto || request.devices.empty()) return;
-  const detail::AutoDevices chosen = detail::auto_devices(request, detail::gpu_host_facts());
+void choose_auto_devices(TranscodeRequest& request, const GpuHostFacts& host) {
+  if (!sp::kBuildHasCuda) return;
+  const AutoDevices chosen = auto_devices(request, host);
   if (chosen.reason.empty()) return;
   sp::log_info("--jobs auto: {} (--devices {})", chosen.reason, chosen.devices);
   request.devices = chosen.devices;
   request.devices_auto_reason = chosen.reason;
+}
+
+}  // namespace detail
+
+void choose_auto_devices(TranscodeRequest& request) {
+  // Only a request it can narrow reads the host's GPUs.
+  if (!sp::kBuildHasCuda || request.jobs != TranscodeRequest::kJobsAuto || request.devices.empty()) return;
+  detail::choose_auto_devices(request, detail::gpu_host_facts());
 }
 
 }  // namespace stylepipe

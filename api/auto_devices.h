@@ -26,6 +26,8 @@ struct AutoDevices {
 // The --devices the request's run uses on such a host: the request's own,
 // or the first of them that its chain keeps busy, and why.
 AutoDevices auto_devices(const TranscodeRequest& request, const GpuHostFacts& host);
+// stylepipe::choose_auto_devices on facts already read.
+void choose_auto_devices(TranscodeRequest& request, const GpuHostFacts& host);
 
 // What --jobs auto weighs the chain's warm-up frames at (sp::warmup_weight),
 // for a run on `gpus` GPUs: below 1 only where they are decoded on NVDEC (a

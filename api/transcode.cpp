@@ -197,7 +197,8 @@ class CallerDeviceKept {
 // the chain's warm-up (sp::choose_jobs); one worker is a single run.
 int run_with_auto_jobs(TranscodeRequest a, RequestClock::time_point requested) {
   const sp::Config config = sp::load_config(a.config_path);  // every config error before any work
-  choose_auto_devices(a);
+  const detail::GpuHostFacts facts = detail::gpu_host_facts();  // read once: the GPUs to keep, the warm-up's weight
+  detail::choose_auto_devices(a, facts);
   // The GPUs are counted (the driver's start) while the input is probed.
   std::future<sp::AutoJobsHost> host_known = std::async(std::launch::async, [&a] { return detail::auto_jobs_host(a); });
   const bool one_stream = detail::reads_one_stream(a);
@@ -210,7 +211,7 @@ int run_with_auto_jobs(TranscodeRequest a, RequestClock::time_point requested) {
     const sp::InputLength& length = *probed;
     host.input_seconds = length.seconds;
     host.warmup_seconds = sp::warmup_seconds_at(sp::chain_warmup(config), length.frame_rate);
-    host.warmup_weight = detail::warmup_weight(a, config, length, host.gpus, detail::gpu_host_facts());
+    host.warmup_weight = detail::warmup_weight(a, config, length, host.gpus, facts);
     choice = sp::choose_jobs(host);
   }
   log_info("--jobs auto: {}", choice.why);
