@@ -10,6 +10,7 @@ extern "C" {
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -173,15 +174,20 @@ class MediaReader {
   // the encoder's flush. next() returns false afterwards; the demuxer, the
   // probed streams and data_error() stay.
   void close_decoder();
-  // Without decode_video: the latest video frames (by presentation time)
-  // read so far, increasing, with the durations decoding would have given
-  // them; as many as the deepest reordering H.264 and HEVC allow, plus one, so
-  // that they hold the frame that any of a stream's last packets shows.
-  static constexpr size_t kLastVideoFramesKept = 17;
-  const std::vector<FrameTime>& last_video_frames() const { return last_video_frames_; }
+  // Without decode_video: the video frames read so far (by presentation time,
+  // increasing) with the durations decoding would have given them, but those
+  // before the point forget_video_frames_before() last set.
+  const std::deque<FrameTime>& video_frames_read() const { return video_frames_read_; }
   std::optional<FrameTime> last_video_frame() const {
-    return last_video_frames_.empty() ? std::nullopt : std::optional(last_video_frames_.back());
+    return video_frames_read_.empty() ? std::nullopt : std::optional(video_frames_read_.back());
   }
+  void forget_video_frames_before(int64_t pts);
+  // Without decode_video: whether the packet of any frame shown at or before
+  // `pts` has been read. A later decode time was read, or as many frames
+  // shown after it as the deepest reordering of H.264 and HEVC allows, plus
+  // one (a stream without decode times), or the input ended.
+  bool video_read_through(int64_t pts) const;
+  static constexpr size_t kMaxReorderedFrames = 16;
 
   int64_t frames_delivered() const { return frames_delivered_; }
   // True once NVDEC delivers pictures in device memory; otherwise
@@ -251,7 +257,9 @@ class MediaReader {
   int64_t last_pts_ = AV_NOPTS_VALUE;
   int64_t last_duration_ = 0;
   int64_t default_duration_ = 1;
-  std::vector<FrameTime> last_video_frames_;
+  std::deque<FrameTime> video_frames_read_;
+  int64_t video_frames_forgotten_before_ = INT64_MIN;
+  int64_t latest_video_dts_ = AV_NOPTS_VALUE;
   int decode_errors_before_first_frame_ = 0;
   bool first_frame_seen_ = false;
   bool draining_ = false;     // flush packet sent

@@ -107,18 +107,34 @@ bool MediaReader::keep_packet(AVPacket* packet) {
 // edit list ends before it: FFmpeg 7's `-t` leaves such a last frame) is
 // decoded for the frames after it but shows nothing.
 void MediaReader::note_video_packet(const AVPacket* packet) {
+  const int64_t shift = av_rescale_q(shift_us_, AV_TIME_BASE_Q, video_.time_base);
+  if (packet->dts != AV_NOPTS_VALUE)
+    latest_video_dts_ = latest_video_dts_ == AV_NOPTS_VALUE ? packet->dts - shift
+                                                            : std::max(latest_video_dts_, packet->dts - shift);
   if (packet->pts == AV_NOPTS_VALUE || (packet->flags & AV_PKT_FLAG_DISCARD)) return;
-  const int64_t pts = packet->pts - av_rescale_q(shift_us_, AV_TIME_BASE_Q, video_.time_base);
-  std::vector<FrameTime>& last = last_video_frames_;
-  if (last.size() == kLastVideoFramesKept && pts < last.front().pts) return;
+  const int64_t pts = packet->pts - shift;
+  if (pts < video_frames_forgotten_before_) return;
   const FrameTime frame{pts, packet->duration > 0 ? packet->duration : default_duration_};
-  auto at = std::lower_bound(last.begin(), last.end(), pts, [](const FrameTime& f, int64_t t) { return f.pts < t; });
-  if (at != last.end() && at->pts == pts) {
+  std::deque<FrameTime>& frames = video_frames_read_;
+  auto at = std::lower_bound(frames.begin(), frames.end(), pts, [](const FrameTime& f, int64_t t) { return f.pts < t; });
+  if (at != frames.end() && at->pts == pts)
     *at = frame;
-    return;
-  }
-  last.insert(at, frame);
-  if (last.size() > kLastVideoFramesKept) last.erase(last.begin());
+  else
+    frames.insert(at, frame);
+}
+
+void MediaReader::forget_video_frames_before(int64_t pts) {
+  video_frames_forgotten_before_ = std::max(video_frames_forgotten_before_, pts);
+  while (!video_frames_read_.empty() && video_frames_read_.front().pts < video_frames_forgotten_before_)
+    video_frames_read_.pop_front();
+}
+
+bool MediaReader::video_read_through(int64_t pts) const {
+  if (stop_reading_ || finished_) return true;
+  if (latest_video_dts_ != AV_NOPTS_VALUE && latest_video_dts_ >= pts) return true;
+  const auto later = std::upper_bound(video_frames_read_.begin(), video_frames_read_.end(), pts,
+                                      [](int64_t t, const FrameTime& f) { return t < f.pts; });
+  return size_t(video_frames_read_.end() - later) > kMaxReorderedFrames;
 }
 
 // Formats made of fixed-size units whose demuxers drop a partial last unit

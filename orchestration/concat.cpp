@@ -106,25 +106,44 @@ AVRational time_base_of(const std::vector<CopyStream>& streams, int index) {
   throw Error(ExitCode::internal, fmt::format("copied packet of unknown stream #{}", index));
 }
 
-// NUT keeps no durations, and its demuxer guesses them from the frame rate. A
-// single run gives each frame its input frame's duration, of which only the
-// last ones count (containers time the others by the next frame's start): the
-// last frame's, and in MP4 the last packet's, which shows one of the last
-// reorder delay + 1 frames.
-void take_input_duration(AVPacket* frame, const MediaReader& input, AVRational video_tb) {
+// NUT keeps no durations, and its demuxer guesses them from the frame rate.
+// A single run gives each frame its input frame's duration, and containers
+// keep them: Matroska's DURATION tag is the latest end of any frame, MP4's
+// last sample lasts its packet's duration (one of the last reorder delay + 1
+// frames). So each frame takes its input frame's duration, read from the
+// input as the copied streams are.
+void take_input_duration(AVPacket* frame, MediaReader& input, AVRational video_tb) {
   const AVRational input_tb = input.video().time_base;
-  for (const FrameTime& f : input.last_video_frames())
-    if (av_rescale_q(f.pts, input_tb, video_tb) == frame->pts)
-      frame->duration = std::max<int64_t>(1, av_rescale_q(f.duration, input_tb, video_tb));
+  const std::deque<FrameTime>& read = input.video_frames_read();
+  // The output's time base may be the coarser: the input times that round to
+  // this frame's lie within half of one of its ticks.
+  auto at = std::lower_bound(read.begin(), read.end(), av_rescale_q_rnd(frame->pts - 1, video_tb, input_tb, AV_ROUND_DOWN),
+                             [](const FrameTime& f, int64_t t) { return f.pts < t; });
+  for (; at != read.end() && av_rescale_q(at->pts, input_tb, video_tb) <= frame->pts; ++at)
+    if (av_rescale_q(at->pts, input_tb, video_tb) == frame->pts)
+      frame->duration = std::max<int64_t>(1, av_rescale_q(at->duration, input_tb, video_tb));
+}
+
+// Frames come in decode order, and none shows before its decode time.
+void forget_input_frames_before(MediaReader& input, const AVPacket* frame, AVRational video_tb) {
+  if (frame->dts != AV_NOPTS_VALUE)
+    input.forget_video_frames_before(
+        av_rescale_q_rnd(frame->dts - 1, video_tb, input.video().time_base, AV_ROUND_DOWN));
+}
+
+// Whether the input's packet of the frame to write has been read.
+bool input_read_through(const MediaReader& input, const AVPacket* frame, AVRational video_tb) {
+  return input.video_read_through(av_rescale_q_rnd(frame->pts + 1, video_tb, input.video().time_base, AV_ROUND_UP));
 }
 
 struct Joined {
   int64_t frames = 0, packets_copied = 0;
 };
 
-// Video and copied packets interleaved by time. With the whole video the last
-// frames (in decode order: any of them may be the one shown last) wait for
-// the end of the input, to take its duration from there (a single run's
+// Video and copied packets interleaved by time. With the whole video each
+// frame waits until the input has been read through its packet, to take its
+// duration from there, and the last frames (in decode order: any of them may
+// be the one shown last) wait for the end of the input (a single run's
 // encoder also gives its last packets after the input's end). With only a
 // prefix, copied packets starting after the video's end are left out.
 Joined join(JoinedVideo& video, MediaReader& input, Muxer& muxer, bool whole_video) {
@@ -138,12 +157,14 @@ Joined join(JoinedVideo& video, MediaReader& input, Muxer& muxer, bool whole_vid
   std::vector<int> streams_past_end;
   while ((have_frame || have_copied) && !interrupted()) {
     bool copied_first = have_copied;
-    if (have_copied && have_frame && !(whole_video && video.in_last_frames())) {
+    if (have_copied && have_frame &&
+        !(whole_video && (video.in_last_frames() || !input_read_through(input, frame.get(), video_tb)))) {
       const std::optional<int64_t> t = copied_time(copied.packet);
       copied_first = !t || av_compare_ts(*t, time_base_of(streams, copied.packet->stream_index), frame->dts, video_tb) < 0;
     }
     if (!copied_first) {
-      if (whole_video && video.in_last_frames()) take_input_duration(frame.get(), input, video_tb);
+      if (whole_video) take_input_duration(frame.get(), input, video_tb);
+      forget_input_frames_before(input, frame.get(), video_tb);
       muxer.write_video(frame.get());
       ++joined.frames;
       have_frame = video.next(frame.get());

@@ -251,7 +251,7 @@ class TranscodeBesideTorch(unittest.TestCase):
 
     @unittest.skipUnless(GPU and HAVE_TORCH and torch.cuda.device_count() > 1, "needs 2 GPUs")
     def test_a_run_stays_on_the_callers_gpu_with_or_without_progress(self):
-        """A run reporting progress runs on a thread of its own; before session 36 that thread was on GPU 0
+        """A run reporting progress runs on a thread of its own; until session 37 that thread was on GPU 0
         whatever the caller's GPU was."""
         config = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "pencil.yaml")
         generator = rng(37)
