@@ -16,9 +16,7 @@ void open_cuda_device(int index) {
   std::string why;
   if (!sp::cuda_device_available(&why)) throw DeviceError(ExitCode::unavailable, "cuda:" + std::to_string(index) + ": " + why);
   const int count = sp::cuda_device_count();
-  if (index < 0 || index >= count)
-    throw DeviceError(ExitCode::unavailable, "cuda:" + std::to_string(index) + ": this process sees " +
-                                                 std::to_string(count) + " CUDA device(s)");
+  if (index < 0 || index >= count) refuse_unseen_cuda_device(index, count);
   static std::mutex mutex;
   static std::set<int> started;
   std::lock_guard lock(mutex);

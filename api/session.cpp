@@ -24,11 +24,18 @@ bool build_has_cuda() { return sp::kBuildHasCuda; }
 bool cuda_available(std::string* why) { return sp::cuda_device_available(why); }
 int cuda_device_count() { return sp::cuda_device_count(); }
 const char* build_backends() { return sp::kBuildBackends; }
+
+namespace detail {
+void refuse_unseen_cuda_device(int index, int count) {
+  throw DeviceError(ExitCode::unavailable,
+                    "cuda:" + std::to_string(index) + ": this process sees " + std::to_string(count) + " CUDA device(s)");
+}
+}  // namespace detail
+
 int current_cuda_device() { return detail::guarded([] { return sp::current_cuda_device(); }); }
 void use_cuda_device(int device) {
   if (device < 0 || (device > 0 && device >= sp::cuda_device_count()))
-    throw DeviceError(ExitCode::unavailable, "cuda:" + std::to_string(device) + ": this process sees " +
-                                                 std::to_string(sp::cuda_device_count()) + " CUDA device(s)");
+    detail::refuse_unseen_cuda_device(device, sp::cuda_device_count());
   detail::guarded([device] { sp::use_cuda_device(device); });
 }
 

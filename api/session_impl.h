@@ -19,6 +19,8 @@ struct Session::Impl {
 };
 
 namespace detail {
+// "cuda:N: this process sees M CUDA device(s)"
+[[noreturn]] void refuse_unseen_cuda_device(int index, int count);
 // The CUDA side (device_cuda.cpp; device_nocuda.cpp refuses with why).
 void open_cuda_device(int index);  // checks it exists, creates its context
 void enter_cuda_device(int index);
