@@ -76,11 +76,24 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
   const int by_cores = std::max(1, host.cores / cores_each);
   // A batch: its clips; one input: the workers its length is worth.
   const double weighed_warmup = std::max(0.0, host.warmup_seconds) * std::clamp(host.warmup_weight, 0.0, 1.0);
-  const int by_input = batch                    ? host.clips
-                       : host.input_seconds < 0 ? INT_MAX
-                                                : workers_for_length(host.input_seconds, weighed_warmup);
+  const int by_length = batch                    ? host.clips
+                        : host.input_seconds < 0 ? INT_MAX
+                                                 : workers_for_length(host.input_seconds, weighed_warmup);
+  // Up to one worker a GPU, a segment's warm-up runs on a GPU that would
+  // otherwise wait, beside the other segments: only the length's floor holds.
+  const bool gpus_of_its_own = !batch && host.gpus > 1;
+  const int a_worker_a_gpu = gpus_of_its_own && host.input_seconds >= 0
+                                 ? std::min(host.gpus, int(host.input_seconds / kMinSecondsPerWorker))
+                                 : 0;
+  const int by_input = std::max(by_length, a_worker_a_gpu);
   AutoJobs a;
   a.jobs = std::max(1, std::min({by_devices, by_cores, by_input}));
+  const bool raised_to_the_gpus = a.jobs > std::min({by_devices, by_cores, by_length});
+  // More workers than GPUs: a multiple of them. Workers on one GPU share its
+  // time, so a GPU-bound chain's 5 workers on 4 GPUs end when GPU 0's two
+  // segments do: 2.5 GPUs' worth of work where 4 workers give 4.
+  const int unbalanced = gpus_of_its_own && a.jobs > host.gpus ? a.jobs % host.gpus : 0;
+  a.jobs -= unbalanced;
   std::string devices = host.gpus > 0 ? fmt::format("{} GPU{} x {}", host.gpus, host.gpus == 1 ? "" : "s", per_gpu)
                                       : std::string("the CPU backend");
   std::string input =
@@ -91,6 +104,8 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
                         host.warmup_seconds > 0 ? fmt::format(" (warm-up {:.2f} s a segment{})", host.warmup_seconds,
                                                               warmup_weighed(host))
                                                 : std::string());
+  if (raised_to_the_gpus) input += fmt::format(", up to one a GPU: {:.0f} s a worker", kMinSecondsPerWorker);
+  if (unbalanced) input += fmt::format(", {} fewer for a multiple of the GPUs", unbalanced);
   a.why = fmt::format("{} worker{}: {}, {} core{} / {}, {}", a.jobs, a.jobs == 1 ? "" : "s", devices, host.cores,
                       host.cores == 1 ? "" : "s", cores_each, input);
   return a;

@@ -47,16 +47,26 @@ TEST(AutoJobs, BoundsHoldAndMoreNeverGivesFewer) {
     } else {
       EXPECT_LE(a.jobs, std::max(1, h.cores / 16));
     }
-    // Each worker gets 10 s of input at least, and 20 times the warm-up (5% of its segment).
+    // Each worker gets 10 s of input at least, and 20 times the warm-up (5% of its segment), but
+    // a worker of a GPU of its own, whose warm-up runs beside the others.
     if (h.input_seconds >= 0 && h.clips == 0) {
-      EXPECT_LE(a.jobs, std::max(1, int(h.input_seconds / std::max(10.0, 20 * h.warmup_seconds))));
+      EXPECT_LE(a.jobs, std::max(1, int(h.input_seconds / 10)));
+      if (h.gpus < 2 || a.jobs > h.gpus) {
+        EXPECT_LE(a.jobs, std::max(1, int(h.input_seconds / std::max(10.0, 20 * h.warmup_seconds))));
+      }
+    }
+    if (h.clips == 0 && h.gpus > 1 && a.jobs > h.gpus) {
+      EXPECT_EQ(a.jobs % h.gpus, 0) << "workers sharing some GPUs but not others";
     }
     AutoJobsHost more = h;
     more.cores += int(rng() % 64);
     if (more.clips > 0) more.clips += int(rng() % 100);
-    more.gpus += h.gpus > 0 ? int(rng() % 4) : 0;
     if (more.input_seconds >= 0) more.input_seconds += double(rng() % 1000);
     EXPECT_GE(choose_jobs(more).jobs, a.jobs) << choose_jobs(more).why;
+    // More GPUs may take a worker that would share one away, never a GPU at work.
+    more.gpus += h.gpus > 0 ? int(rng() % 4) : 0;
+    const int gpus_at_work = h.gpus > 0 ? std::min(a.jobs, h.gpus) : 0;
+    EXPECT_GE(std::min(choose_jobs(more).jobs, more.gpus), gpus_at_work) << choose_jobs(more).why;
     AutoJobsHost warmer = h;
     warmer.warmup_seconds += double(rng() % 2000) / 1000;
     EXPECT_LE(choose_jobs(warmer).jobs, a.jobs) << choose_jobs(warmer).why;
@@ -76,7 +86,7 @@ TEST(AutoJobs, AWarmUpThatWeighsLessNeverGivesFewerWorkers) {
     AutoJobsHost whole = h;
     whole.warmup_weight = 1;
     EXPECT_GE(a.jobs, choose_jobs(whole).jobs) << a.why;
-    if (h.input_seconds >= 0) {
+    if (h.input_seconds >= 0 && (h.gpus < 2 || a.jobs > h.gpus)) {
       EXPECT_LE(a.jobs, std::max(1, int(h.input_seconds / std::max(10.0, 20 * h.warmup_seconds * h.warmup_weight))))
           << a.why;
     }
@@ -109,7 +119,20 @@ TEST(AutoJobs, TheMeasuredHostsGetWhatWasFastest) {
   EXPECT_NEAR(lowpoly_warmup, 2.17, 0.01);
   EXPECT_EQ(choose_jobs({1, 16, 40, lowpoly_warmup}).jobs, 1);
   EXPECT_EQ(choose_jobs({1, 16, 40, lowpoly_warmup, 0, 0.4}).jobs, 2);
+  // halftone_gpu_bound (its 0.53 s warm-up: 10.7 s a worker) on 4 H200s and 64 cores. A 60 s clip is worth 5
+  // workers, but 5 on 4 GPUs put two segments on GPU 0, which ends the run at 2.5 GPUs' worth (two workers on one
+  // GPU: 174 fps together, above). The 6,150 frames (102.5 s): 8.
+  const double halftone_warmup = warmup_seconds_at(Warmup{1, 0.5}, 60);
+  EXPECT_EQ(choose_jobs({4, 64, 60, halftone_warmup}).jobs, 4);
+  EXPECT_NE(choose_jobs({4, 64, 60, halftone_warmup}).why.find("1 fewer for a multiple of the GPUs"), std::string::npos);
+  EXPECT_EQ(choose_jobs({4, 64, 102.5, halftone_warmup}).jobs, 8);
+  EXPECT_EQ(choose_jobs({2, 32, 60, halftone_warmup}).jobs, 4);
+  // A long warm-up on GPUs of its own: lowpoly's 2.17 s over 4 GPUs (NVENC, say), a 40 s clip: one worker a GPU.
+  EXPECT_EQ(choose_jobs({4, 64, 40, lowpoly_warmup}).jobs, 4);
+  EXPECT_NE(choose_jobs({4, 64, 40, lowpoly_warmup}).why.find("up to one a GPU: 10 s a worker"), std::string::npos);
+  EXPECT_EQ(choose_jobs({4, 64, 25, lowpoly_warmup}).jobs, 2);
   EXPECT_EQ(choose_jobs({1, 32, 9, 0}).jobs, 1);      // under 10 s a worker: a single run
+  EXPECT_EQ(choose_jobs({4, 64, 9, 0}).jobs, 1);
   EXPECT_EQ(choose_jobs({0, 2, 3600, 0}).jobs, 1);    // CI's two cores
   // A batch of 200 clips of 2 s (720p30, pencil, x264 ultrafast), one H200 with
   // 16 cores: 8 clips at a time 1297-1419 fps, 4 at a time 1190-1196; one
@@ -141,8 +164,11 @@ TEST(AutoJobs, ABatchCutsALongClipAsItsOwnRunWould) {
     EXPECT_EQ(jobs_to_cut(rules, length, jobs), jobs) << "--jobs N cuts every long clip for N";
     const AutoJobsHost host{1 + int(rng() % 8), 1 + int(rng() % 128)};
     rules.auto_host = host;
-    const int by_length = std::max(1, int(length.seconds / std::max(10.0, warmup / 0.05)));
-    const int expected = std::max(1, std::min({jobs, 4 * host.gpus, std::max(1, host.cores / 8), by_length}));
+    int by_length = std::max(1, int(length.seconds / std::max(10.0, warmup / 0.05)));
+    if (host.gpus > 1) by_length = std::max(by_length, std::min(host.gpus, int(length.seconds / 10)));
+    int own_run = std::max(1, std::min({4 * host.gpus, std::max(1, host.cores / 8), by_length}));
+    if (host.gpus > 1 && own_run > host.gpus) own_run -= own_run % host.gpus;
+    const int expected = std::min(jobs, own_run);
     EXPECT_EQ(jobs_to_cut(rules, length, jobs), expected)
         << length.seconds << " s, " << host.gpus << " GPUs, " << host.cores << " cores, --jobs " << jobs;
   }
