@@ -27,6 +27,9 @@ struct AutoJobsHost {
   // the run encodes (sp::warmup_weight): below 1 where the encoders are the
   // limit and the warm-up takes only GPU time they leave idle.
   double warmup_weight = 1;
+  // The chain bounds no GPU time a frame (halftone, pencil's lu2012): over
+  // several GPUs it counts as GPU-bound, one worker a GPU.
+  bool gpu_time_unknown = false;
 };
 
 struct AutoJobs {

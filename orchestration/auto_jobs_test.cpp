@@ -22,6 +22,7 @@ AutoJobsHost random_host(std::mt19937_64& rng) {
   h.input_seconds = rng() % 8 ? double(rng() % 100000) / 10 : -1;
   h.warmup_seconds = rng() % 2 ? double(rng() % 3000) / 1000 : 0.0;
   h.clips = rng() % 3 ? 0 : 2 + int(rng() % 300);
+  h.gpu_time_unknown = rng() % 4 == 0;
   return h;
 }
 
@@ -42,7 +43,7 @@ TEST(AutoJobs, BoundsHoldAndMoreNeverGivesFewer) {
       }
       EXPECT_NE(a.why.find(std::to_string(h.clips) + " clip"), std::string::npos);
     } else if (h.gpus > 0) {
-      EXPECT_LE(a.jobs, 4 * h.gpus) << "more than four workers a GPU";
+      EXPECT_LE(a.jobs, (h.gpu_time_unknown && h.gpus > 1 ? 1 : 4) * h.gpus) << "more workers a GPU than it takes";
       EXPECT_LE(a.jobs, std::max(1, h.cores / 8)) << "more workers than the cores encode for";
     } else {
       EXPECT_LE(a.jobs, std::max(1, h.cores / 16));
@@ -119,14 +120,22 @@ TEST(AutoJobs, TheMeasuredHostsGetWhatWasFastest) {
   EXPECT_NEAR(lowpoly_warmup, 2.17, 0.01);
   EXPECT_EQ(choose_jobs({1, 16, 40, lowpoly_warmup}).jobs, 1);
   EXPECT_EQ(choose_jobs({1, 16, 40, lowpoly_warmup, 0, 0.4}).jobs, 2);
-  // halftone_gpu_bound (its 0.53 s warm-up: 10.7 s a worker) on 4 H200s and 64 cores. A 60 s clip is worth 5
-  // workers, but 5 on 4 GPUs put two segments on GPU 0, which ends the run at 2.5 GPUs' worth (two workers on one
-  // GPU: 174 fps together, above). The 6,150 frames (102.5 s): 8.
+  // A GPU-bound chain with halftone_gpu_bound's 0.53 s warm-up (10.7 s a worker) on 4 H200s and 64 cores: a 60 s
+  // clip is worth 5 workers, but 5 on 4 GPUs put two segments on GPU 0, which ends the run at 2.5 GPUs' worth
+  // (2 x H200, halftone 60 s: 3 workers 294 fps, 2 workers 385). The 6,150 frames (102.5 s): 8.
   const double halftone_warmup = warmup_seconds_at(Warmup{1, 0.5}, 60);
   EXPECT_EQ(choose_jobs({4, 64, 60, halftone_warmup}).jobs, 4);
   EXPECT_NE(choose_jobs({4, 64, 60, halftone_warmup}).why.find("1 fewer for a multiple of the GPUs"), std::string::npos);
   EXPECT_EQ(choose_jobs({4, 64, 102.5, halftone_warmup}).jobs, 8);
   EXPECT_EQ(choose_jobs({2, 32, 60, halftone_warmup}).jobs, 4);
+  // halftone itself bounds no GPU time: over several GPUs, one worker a GPU (2 x H200: 398-400 fps on 6,150
+  // frames and 385 on 60 s, against 388 and 354 with two a GPU); on one GPU as before.
+  EXPECT_EQ(choose_jobs({2, 32, 102.5, halftone_warmup, 0, 1, true}).jobs, 2);
+  EXPECT_EQ(choose_jobs({2, 32, 60, halftone_warmup, 0, 1, true}).jobs, 2);
+  EXPECT_EQ(choose_jobs({4, 64, 60, halftone_warmup, 0, 1, true}).jobs, 4);
+  EXPECT_NE(choose_jobs({4, 64, 60, halftone_warmup, 0, 1, true}).why.find("4 GPUs x 1 (a chain of unbounded GPU time)"),
+            std::string::npos);
+  EXPECT_EQ(choose_jobs({1, 16, 40, warmup_seconds_at(Warmup{1, 0.5}, 60), 0, 1, true}).jobs, 2);
   // A long warm-up on GPUs of its own: lowpoly's 2.17 s over 4 GPUs (NVENC, say), a 40 s clip: one worker a GPU.
   EXPECT_EQ(choose_jobs({4, 64, 40, lowpoly_warmup}).jobs, 4);
   EXPECT_NE(choose_jobs({4, 64, 40, lowpoly_warmup}).why.find("up to one a GPU: 10 s a worker"), std::string::npos);
