@@ -213,7 +213,7 @@ int run_with_auto_jobs(TranscodeRequest a, RequestClock::time_point requested) {
     host.input_seconds = length.seconds;
     host.warmup_seconds = sp::warmup_seconds_at(sp::chain_warmup(config), length.frame_rate);
     host.warmup_weight = detail::warmup_weight(a, config, length, host.gpus, facts);
-    host.gpu_time_unknown = a.backend != "cpu" && !sp::chain_gpu_cost(config, length.size);
+    host.gpu_time_unknown = !sp::chain_gpu_cost(config, length.size);
     choice = sp::choose_jobs(host);
   }
   log_info("--jobs auto: {}", choice.why);

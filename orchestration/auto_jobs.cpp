@@ -21,7 +21,7 @@ constexpr int kWorkersPerGpu = 4;
 // cores), one worker a GPU 398-400 fps on 6,150 frames and 385 on 60 s,
 // two a GPU 388 and 354 (each GPU's second worker starts, 1.5 s to a first
 // frame against 1.1, and warms up, at half the GPU).
-constexpr int kWorkersPerGpuBoundGpu = 1;
+constexpr int kWorkersPerGpuOfAGpuBoundChain = 1;
 // Cores a worker's software encoder keeps busy (x264 ultrafast, 1080p); on
 // the CPU backend the stages take the cores too, so a worker needs more.
 constexpr int kCoresPerGpuWorker = 8;
@@ -76,7 +76,7 @@ std::string warmup_weighed(const AutoJobsHost& host) {
 AutoJobs choose_jobs(const AutoJobsHost& host) {
   const bool batch = host.clips > 0;
   const bool taken_as_gpu_bound = !batch && host.gpus > 1 && host.gpu_time_unknown;
-  const int per_gpu = batch ? kClipsPerGpu : taken_as_gpu_bound ? kWorkersPerGpuBoundGpu : kWorkersPerGpu;
+  const int per_gpu = batch ? kClipsPerGpu : taken_as_gpu_bound ? kWorkersPerGpuOfAGpuBoundChain : kWorkersPerGpu;
   const int cores_each = host.gpus == 0 ? kCoresPerCpuWorker : batch ? kCoresPerBatchClip : kCoresPerGpuWorker;
   const int by_devices = host.gpus > 0 ? host.gpus * per_gpu : INT_MAX;
   const int by_cores = std::max(1, host.cores / cores_each);

@@ -37,7 +37,8 @@ struct AutoJobs {
   std::string why;  // "4 workers: 1 GPU x 4, 32 cores / 8, 40 s / 10 s a worker (warm-up 0.47 s)"
 };
 
-// The workers for a run: at most four a GPU (a batch: eight clips), one per
+// The workers for a run: at most four a GPU (a batch: eight clips; over
+// several GPUs one, for a chain of unbounded GPU time), one per
 // 8 cores (2 a batch's clip, 16 on the CPU backend), and the workers the
 // input's length is worth (workers_for_length). With several GPUs, one
 // input: up to one worker a GPU as its length's floor allows, and more
