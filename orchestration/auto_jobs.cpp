@@ -75,7 +75,9 @@ std::string warmup_weighed(const AutoJobsHost& host) {
 
 AutoJobs choose_jobs(const AutoJobsHost& host) {
   const bool batch = host.clips > 0;
-  const bool taken_as_gpu_bound = !batch && host.gpus > 1 && host.gpu_time_unknown;
+  // One input over several GPUs: no other clip's work on them.
+  const bool gpus_of_its_own = !batch && host.gpus > 1;
+  const bool taken_as_gpu_bound = gpus_of_its_own && host.gpu_time_unknown;
   const int per_gpu = batch ? kClipsPerGpu : taken_as_gpu_bound ? kWorkersPerGpuOfAGpuBoundChain : kWorkersPerGpu;
   const int cores_each = host.gpus == 0 ? kCoresPerCpuWorker : batch ? kCoresPerBatchClip : kCoresPerGpuWorker;
   const int by_devices = host.gpus > 0 ? host.gpus * per_gpu : INT_MAX;
@@ -87,7 +89,6 @@ AutoJobs choose_jobs(const AutoJobsHost& host) {
                                                  : workers_for_length(host.input_seconds, weighed_warmup);
   // Up to one worker a GPU, a segment's warm-up runs on a GPU that would
   // otherwise wait, beside the other segments: only the length's floor holds.
-  const bool gpus_of_its_own = !batch && host.gpus > 1;
   const int a_worker_a_gpu = gpus_of_its_own && host.input_seconds >= 0
                                  ? std::min(host.gpus, int(host.input_seconds / kMinSecondsPerWorker))
                                  : 0;
