@@ -38,6 +38,9 @@ struct OutputOptions {
   int threads = 0;           // encoder threads; 0: the encoder's own choice (x264: 1.5 per core)
   EncoderChoice encoder = EncoderChoice::software;
   bool gpu_in_use = false;  // the CUDA backend runs: NVENC may join its context
+  // The run's GPUs are known to have no NVENC engine (codecs/nvenc.h's
+  // cache), so --encoder auto settles on software before the GPU is up.
+  bool gpus_without_nvenc = false;
   std::vector<std::pair<std::string, std::string>> metadata_tags;  // set on the container, after the input's
   // NUT only: the segment of a --jobs run whose joined output keeps the
   // encoder's B-frames (container_keeps_reordering). They stay here too, and

@@ -20,6 +20,7 @@ void MediaWriter::choose_encoder() {
   const AVCodec* nvenc = nvenc_counterpart(plan_.encoder);
   std::optional<std::string> why;
   if (!nvenc) why = std::string("this FFmpeg has no NVENC encoder for ") + avcodec_get_name(plan_.encoder->id);
+  else if (options_.gpus_without_nvenc) why = kNoNvencEngine;
   else if (!options_.gpu_in_use) why = "the CPU backend is in use";
   else why = probe_nvenc(nvenc);
   if (!why) {
@@ -28,7 +29,7 @@ void MediaWriter::choose_encoder() {
   }
   if (options_.encoder == EncoderChoice::nvenc) throw Error(ExitCode::unavailable, name_ + ": --encoder nvenc: " + *why);
   encoder_fallback_reason_ = *why;
-  if (nvenc && options_.gpu_in_use) log_info("{}: encoding with {}: {}", name_, plan_.encoder->name, *why);
+  if (nvenc && (options_.gpu_in_use || options_.gpus_without_nvenc)) log_info("{}: encoding with {}: {}", name_, plan_.encoder->name, *why);
 }
 
 namespace {

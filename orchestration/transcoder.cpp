@@ -139,7 +139,7 @@ void Transcoder::connect_device_output() {
 // Keeps this run's part of the engine's transfer counters in the stats, and
 // the engine itself in the cache where it can serve the next run: idle, and
 // not left half-way by a failure.
-void Transcoder::retire_engine() {
+void Transcoder::retire_engine(std::unique_ptr<FrameEngine>* hold) {
   if (!engine_) return;
   const EngineTraffic t = engine_->traffic();
   const EngineTraffic& t0 = traffic_at_start_;
@@ -148,7 +148,8 @@ void Transcoder::retire_engine() {
   stats_.traffic.host_copy_bytes += t.host_copy_bytes - t0.host_copy_bytes;
   stats_.traffic.frame_graphs_captured += t.frame_graphs_captured - t0.frame_graphs_captured;
   stats_.traffic.frame_graphs_replayed += t.frame_graphs_replayed - t0.frame_graphs_replayed;
-  if (options_.engine_cache && engine_cacheable_ && engine_->in_flight() == 0 && !failure_.failed())
+  if (hold) *hold = std::move(engine_);
+  else if (options_.engine_cache && engine_cacheable_ && engine_->in_flight() == 0 && !failure_.failed())
     options_.engine_cache->keep(std::move(engine_));
   engine_.reset();
 }

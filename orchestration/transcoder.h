@@ -91,6 +91,7 @@ class Transcoder {
   void prepare_live_output(MediaReader& reader);
   static size_t startup_read_ahead(const TranscodeOptions& o, const MediaReader& reader);
   bool device_ready() const;
+  bool encoder_known_before_the_gpu();
   void resolve_backend();
   void end_bridge_when_due();
   void start_video(const DecodedFrame& frame, MediaReader& reader);
@@ -102,7 +103,9 @@ class Transcoder {
   void flush_ready(bool wait_all);
   void forward(WriteItem item);
   std::unique_ptr<FrameEngine> make_engine(const std::vector<StageSpec>& stages);
-  void retire_engine();
+  // Counts the engine's traffic; a cache keeps it for its next run, else it
+  // goes, unless `hold` takes it (a chain whose state the next engine takes).
+  void retire_engine(std::unique_ptr<FrameEngine>* hold = nullptr);
   void connect_device_output();
   std::thread start_device_teardown(MediaReader& reader, std::shared_future<void> writes_done);
   void record_stage_counters(int lane);
@@ -118,6 +121,7 @@ class Transcoder {
   // The GPU of the thread that made the run; its own threads take it too.
   const int cuda_device_ = current_cuda_device();
   Backend backend_ = Backend::cpu;
+  bool gpus_without_nvenc_ = false;  // every GPU of the host, as an earlier run found (codecs/nvenc.h)
   bool bridging_ = false;  // frames go through the CPU while the GPU starts
   double last_bridged_frame_ms_ = 0;
   BoundedQueue<ReadItem> read_queue_;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "codecs/media_writer.h"
+#include "codecs/nvenc.h"
 #include "pipeline/device.h"
 #include "pipeline/log.h"
 #include "pipeline/stage_chain.h"
@@ -28,6 +30,18 @@ bool Transcoder::device_ready() const {
   return !device_.valid() || device_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
+// Whether the encoder is settled without the GPU: software, a codec NVENC
+// lacks, or a host whose GPUs are known to have no NVENC engine. NVENC itself
+// needs the GPU up.
+bool Transcoder::encoder_known_before_the_gpu() {
+  const OutputOptions& output = options_.output;
+  if (output.encoder != EncoderChoice::automatic) return output.encoder == EncoderChoice::software;
+  const OutputPlan plan = plan_output(output);
+  if (!plan.encoder || !nvenc_counterpart(plan.encoder)) return true;
+  gpus_without_nvenc_ = known_without_nvenc(gpus_without_nvenc_path(), driver_gpus());
+  return gpus_without_nvenc_;
+}
+
 void Transcoder::resolve_backend() {
   if (!device_.valid()) return;
   stats_.backend = device_.get();
@@ -38,20 +52,18 @@ void Transcoder::resolve_backend() {
   }
 }
 
-// Starting the GPU costs ~0.2 s (driver and context), which would hold the
-// encoder back. With `--backend auto` the first frames of a chain without
-// temporal state go through the CPU meanwhile: every stage's CPU path gives
-// the GPU's result, so the output is the same, only earlier.
+// Starting the GPU costs 0.2-0.35 s (driver and context), which would hold
+// the encoder back. With `--backend auto` the first frames go through the CPU
+// meanwhile: every stage's CPU path gives the GPU's result, and a temporal
+// stage hands its state over to the GPU's (Stage::hands_history_over), so the
+// output is the same, only earlier. A temporal stage that cannot hand over
+// waits for the device rather than configure a CPU chain only to drop it.
 void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   const PlanarView v = frame.view();
   stats_.mark_startup("first frame decoded");
   log_debug("first frame decoded");
-  // (NVENC, with --encoder auto or nvenc, is chosen when the encoder opens: it needs the GPU up.)
-  // A temporal chain's state would not carry over to the GPU: it waits for the
-  // device rather than configure a CPU chain only to drop it.
-  bridging_ = options_.backend == "auto" && !options_.low_latency && !v.on_device &&
-              options_.output.encoder == EncoderChoice::software && !device_ready() &&
-              !any_temporal(options_.stages);
+  bridging_ = options_.backend == "auto" && !options_.low_latency && !v.on_device && !device_ready() &&
+              encoder_known_before_the_gpu() && hands_history_over(options_.stages);
   if (!bridging_) resolve_backend();
   formats_.output_format = PixelFormat::yuv420p;
   build_engine({v.width, v.height}, v.format, frame.color);
@@ -61,6 +73,7 @@ void Transcoder::start_video(const DecodedFrame& frame, MediaReader& reader) {
   log_debug("engine built");
   OutputOptions output = options_.output;
   output.gpu_in_use = backend_ == Backend::cuda;
+  output.gpus_without_nvenc = bridging_ && gpus_without_nvenc_;
   writer_ = std::make_unique<MediaWriter>(output, reader.video(), output_size_, reader);
   stats_.mark_startup("encoder open");
   log_debug("encoder open");
@@ -87,7 +100,11 @@ void Transcoder::end_bridge_when_due() {
   bridging_ = false;
   resolve_backend();
   log_debug("{} frames went through the CPU while the device started", stats_.frames_on_cpu_at_startup);
-  if (backend_ == Backend::cuda) build_engine(formats_.input_size, formats_.input_format, formats_.input_color);
+  if (backend_ != Backend::cuda) return;
+  std::unique_ptr<FrameEngine> cpu_engine;
+  retire_engine(&cpu_engine);
+  build_engine(formats_.input_size, formats_.input_format, formats_.input_color);
+  engine_->take_history(*cpu_engine);
 }
 
 }  // namespace sp::detail

@@ -70,6 +70,10 @@ class FrameEngine {
   // temporal stages start again and no device output stays connected. Call
   // with no frame in flight.
   virtual void begin_new_video() = 0;
+  // The next frame goes on from `from`'s last (an engine of the same stages on
+  // the CPU, at the same size): the temporal stages take its state over
+  // (StageChain::take_history). Call with no frame in flight on either.
+  virtual void take_history(const FrameEngine& from) = 0;
   virtual bool can_submit() const = 0;
   // `pinned` says the picture already lives in page-locked memory (bench), so
   // the CUDA engine may copy it to the device without staging.

@@ -63,6 +63,7 @@ class CpuFrameEngine final : public FrameEngine {
     return out;
   }
   void begin_new_video() override { chain_.forget_history(); }
+  void take_history(const FrameEngine& from) override { chain_.take_history(from.chain()); }
   bool can_submit() const override { return !done_.has_value(); }
 
   void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool, std::shared_ptr<void>) override {

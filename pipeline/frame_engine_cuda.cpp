@@ -90,6 +90,8 @@ class CudaFrameEngine final : public FrameEngine {
     device_output_ = nullptr;  // the last clip's encoder
   }
 
+  void take_history(const FrameEngine& from) override { chain_.take_history(from.chain()); }
+
   bool can_submit() const override { return order_.size() < slots_.size(); }
 
   void submit(const PlanarView& picture, const FrameInfo& frame, int64_t tag, bool pinned,

@@ -72,6 +72,17 @@ class Stage {
   // differ from its single run. A temporal stage with no cheaper way than
   // configure returns false, and the chain configures it again.
   virtual bool forget_history() { return !is_temporal(); }
+  // A run may start on the CPU while the GPU starts, and go on there once it
+  // is up. A temporal stage allows that only where a stage of its type and
+  // parameters on the GPU can take over its state (take_history) and gives
+  // the CPU's pictures to the bit from there: else the output would change
+  // where the backends meet.
+  virtual bool hands_history_over() const { return !is_temporal(); }
+  // Takes the state of `from`: a configured stage of the same type and
+  // parameters on the CPU, at the same size, after the frames before this
+  // one's next. Call with no frame in flight. Only stages whose
+  // hands_history_over() is true with state are asked.
+  virtual void take_history(const Stage& from) { (void)from; }
   // True where process_cuda's launches depend on nothing but the views: no
   // host-side state, FrameInfo or per-frame host decision. The engine may
   // then capture a frame's launches once and replay them as a CUDA graph

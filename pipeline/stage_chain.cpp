@@ -80,6 +80,25 @@ void StageChain::forget_history() {
   }
 }
 
+bool StageChain::hands_history_over() const {
+  for (const StageLanes& s : stages_)
+    if (!s.instances.front()->hands_history_over()) return false;
+  return true;
+}
+
+void StageChain::take_history(const StageChain& from) {
+  if (from.specs_.size() != specs_.size() || from.input_ != input_)
+    throw Error(ExitCode::internal, "a chain's state can only move to a chain of the same stages at the same size");
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    Stage& taker = *stages_[i].instances.front();
+    if (!taker.is_temporal()) continue;
+    if (!taker.hands_history_over())
+      throw Error(ExitCode::internal, "stage '" + specs_[i].name + "' cannot take another backend's state");
+    taker.take_history(*from.stages_[i].instances.front());
+    stages_[i].last_done = nullptr;
+  }
+}
+
 size_t StageChain::extra_lane_bytes() const {
   size_t bytes = 0;
   for (const StageLanes& s : stages_)
@@ -119,6 +138,13 @@ bool any_temporal(const std::vector<StageSpec>& specs) {
   for (const StageSpec& spec : specs)
     if (registry.create(spec.name, spec.params)->is_temporal()) return true;
   return false;
+}
+
+bool hands_history_over(const std::vector<StageSpec>& specs) {
+  const StageRegistry& registry = StageRegistry::instance();
+  for (const StageSpec& spec : specs)
+    if (!registry.create(spec.name, spec.params)->hands_history_over()) return false;
+  return true;
 }
 
 bool StageChain::replayable() const {

@@ -39,6 +39,12 @@ class StageChain {
   // The next frame is a first frame, as after configure, at the same size
   // (Stage::forget_history). Call with no frame in flight.
   void forget_history();
+  // Every temporal stage hands its state over between backends (Stage::hands_history_over).
+  bool hands_history_over() const;
+  // Each temporal stage takes the state of `from`'s (the same stages, configured
+  // on the CPU at the same size, after the frames before this chain's next).
+  // Call with no frame in flight on either chain.
+  void take_history(const StageChain& from);
 
   Size input_size() const { return input_; }
   Size output_size() const { return output_; }
@@ -90,5 +96,8 @@ class StageChain {
 // Whether a chain of these stages keeps state from frame to frame, known
 // before any of them is configured (their instances are made, nothing more).
 bool any_temporal(const std::vector<StageSpec>& specs);
+// Whether every temporal stage of these could hand its state over from the
+// CPU to the GPU (StageChain::hands_history_over), known the same way.
+bool hands_history_over(const std::vector<StageSpec>& specs);
 
 }  // namespace sp

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codecs/nvenc.h"
 #include "tests/e2e_util.h"
 #include "tests/support/test_support.h"
 
@@ -373,9 +374,48 @@ TEST(TranscodeE2E, CudaRunEqualsCpuRunIncludingStartUpFrames) {
   std::printf("frames through the CPU while the GPU started: %s\n", json.substr(at + 20, 6).c_str());
 }
 
-// A temporal chain cannot start on the CPU while the GPU starts (its state
-// would not carry over): with --backend auto it waits for the device and
-// builds only its CUDA chain, so it holds no more memory than --backend cuda.
+// pencil with temporal smoothing starts on the CPU too: the stage hands its
+// state (the histogram's and the stroke range's EMA) to the GPU's, and the
+// backends agree to the bit, so the output is the CPU run's and the GPU
+// run's. With --encoder auto it does so where the host's GPUs are known to
+// have no NVENC (an earlier run found them so), and says why NVENC is not used.
+TEST(TranscodeE2E, CudaPencilRunStartsOnTheCpuAndEqualsTheCpuAndGpuRuns) {
+  SP_REQUIRE_CUDA();
+  TempDir dir;
+  const std::string in = make_clip(dir, "in.mp4", "640x360", 3.0);
+  const std::string config = source_dir() + "/configs/pencil.yaml";
+  auto run = [&](const std::string& name, const std::string& flags) {
+    const std::string out = dir.file(name + ".mkv");
+    const CommandResult r = run_command("XDG_CACHE_HOME=" + shell_quote(dir.file("cache")) + " " +
+                                        shell_quote(stylepipe_binary()) + " run " + config + " -i " + in + " -o " +
+                                        out + " --codec ffv1 --hwdec none --progress none --stats-json " +
+                                        dir.file(name + ".json") + " " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream file(dir.file(name + ".json"));
+    const nlohmann::json stats = nlohmann::json::parse(file, nullptr, false);
+    std::printf("%s: %s frames through the CPU while the GPU started; encoder %s (%s)\n", name.c_str(),
+                stats["frames"]["on_cpu_at_startup"].dump().c_str(), stats["encoder"]["name"].dump().c_str(),
+                stats["encoder"].value("reason", std::string()).c_str());
+    return std::make_pair(video_md5s(out), stats);
+  };
+  const auto cpu = run("cpu", "--backend cpu");
+  const auto cuda = run("cuda", "--backend cuda");
+  const auto bridged = run("auto", "--backend auto --encoder software");
+  EXPECT_EQ(cuda.first, cpu.first);
+  EXPECT_EQ(bridged.first, cpu.first);
+  EXPECT_EQ(bridged.second["backend"]["name"], "cuda");
+  // The first run with --encoder auto asks the GPU for NVENC; one without it is remembered.
+  const auto first_auto = run("auto_encoder_first", "--backend auto --encoder auto");
+  if (first_auto.second["encoder"].value("reason", std::string()) != kNoNvencEngine) return;  // this GPU has NVENC
+  const auto known = run("auto_encoder_known", "--backend auto --encoder auto");
+  EXPECT_EQ(known.second["encoder"].value("reason", std::string()), kNoNvencEngine);
+  EXPECT_EQ(known.first, cpu.first);
+}
+
+// A temporal chain whose state cannot move to the GPU (halftone) does not
+// start on the CPU while the GPU starts: with --backend auto it waits for the
+// device and builds only its CUDA chain, so it holds no more memory than
+// --backend cuda.
 // (The dropped CPU chain's configure is host FFTs: ~1 s at 1080p, kernel_spectra_gpu.h.)
 TEST(TranscodeE2E, CudaTemporalChainBuildsNoCpuChainWhileTheGpuStarts) {
   SP_REQUIRE_CUDA();

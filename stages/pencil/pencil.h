@@ -68,6 +68,11 @@ class PencilStage final : public Stage {
     return std::max(ema_warmup_frames(params_.temporal_smoothing), params_.tone_solve == ToneSolve::lu2012 ? 1 : 0);
   }
   bool forget_history() override;
+  // The state is the histogram's EMA and the stroke range's, which both
+  // backends keep in the same doubles; lu2012's warm start is a CG solution,
+  // which the backends do not give to the bit.
+  bool hands_history_over() const override { return params_.tone_solve == ToneSolve::fast; }
+  void take_history(const Stage& from) override;
   double floor_bytes(Size in, Size out) const override;
   std::optional<GpuCost> gpu_cost(Size in) const override;
   StageCounters counters() const override;
@@ -79,6 +84,7 @@ class PencilStage final : public Stage {
  private:
   void configure_cuda(ScratchAllocator& scratch);
   void forget_history_cuda();
+  void take_history_cuda();  // uploads the host copy take_history made
   void release_cuda();
 
   PencilParams params_;

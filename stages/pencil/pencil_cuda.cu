@@ -148,6 +148,17 @@ void PencilStage::forget_history_cuda() {
   SP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
+// The CUDA path keeps the stroke range in two slots and reads the one of its
+// frame's parity (pencil_tone.cu's combine kernel); the engine has no frame in flight.
+void PencilStage::take_history_cuda() {
+  CudaState& c = *cuda_;
+  SP_CUDA_CHECK(cudaMemcpy(c.ema, ema_histogram_.data(), kLevels * sizeof(double), cudaMemcpyHostToDevice));
+  SP_CUDA_CHECK(cudaMemcpy(c.range_state + 2 * (frames_done_ & 1), stroke_range_, 2 * sizeof(double),
+                           cudaMemcpyHostToDevice));
+  // From pageable memory the copies may still be on the legacy stream, which the frames' streams do not wait for.
+  SP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+}
+
 void PencilStage::release_cuda() {
   if (!cuda_) return;
   // Destructor path: no throwing; the stream may still hold this stage's work.

@@ -2,9 +2,10 @@
 // Per-pixel arithmetic of the pencil stage, compiled by g++ and nvcc alike so
 // both backends run the same operations. The stroke branch is integer
 // arithmetic end to end (luma, median, gradient, line responses, argmax,
-// stroke sums) and therefore bit-exact across backends; only the final
-// tone/texture combination uses float library functions (expf, powf), whose
-// last-ulp differences between glibc and CUDA move an output byte by at most 1.
+// stroke sums) and therefore bit-exact across backends; the final
+// tone/texture combination is float arithmetic rounded step by step, with
+// exp and pow of its own instead of the libraries' (which differ in the last
+// ulp), so it is bit-exact too.
 #include <cmath>
 #include <cstdint>
 
@@ -86,24 +87,94 @@ SP_HD void smooth_stroke_range(const double* previous, uint32_t sp_min, uint32_t
   smoothed[1] = have_history ? ema_step(factor, previous[1], double(sp_max)) : double(sp_max);
 }
 
-// S = (1 - Sp)^gamma_s with Sp min-max normalized (Lu).
-SP_HD float stroke_value(uint32_t sp, float lo, float hi, float gamma_s) {
-  float normalized = hi > lo ? (float(sp) - lo) / (hi - lo) : 0.f;
-  normalized = normalized < 0.f ? 0.f : (normalized > 1.f ? 1.f : normalized);
-  const float s = 1.f - normalized;
-  return gamma_s == 1.f ? s : powf(s, gamma_s);
-}
-
-// T^gamma_i = (H^beta)^gamma_i = exp(gamma_i * beta * ln H).
-SP_HD float texture_value(float beta, float ln_h, float gamma_i) { return expf(gamma_i * beta * ln_h); }
-
-// Products that must not be fused into an FMA by nvcc (the CPU never fuses).
+// Products, sums and quotients rounded one by one: nvcc would fuse a product
+// and a sum into an FMA (the CPU build never fuses: -ffp-contract=off).
 SP_HD float mul_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fmul_rn(a, b);
 #else
   return a * b;
 #endif
+}
+SP_HD float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+SP_HD float div_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+// exp and pow from the same float operations on both backends (CUDA's expf
+// and powf and glibc's differ in the last ulp, which moved an output byte by
+// one in a few pixels). exp: x = n ln2 + r with |r| <= ln2 / 2 (Cody and
+// Waite's split of ln 2: n * kLn2High is exact), e^r by its Taylor
+// polynomial to r^7 (truncation below 2e-8 relative), times 2^n exactly.
+constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
+SP_HD float exp_same(float x) {
+  if (!(x > -104.f)) return 0.f;  // below float's least subnormal (and NaN: a black pixel)
+  if (x > 88.8f) return 3.40282347e38f * 2.f;  // +inf
+#if defined(__CUDA_ARCH__)
+  const float n = rintf(mul_rn(x, 1.44269504f));
+#else
+  const float n = std::rint(mul_rn(x, 1.44269504f));
+#endif
+  const float r = add_rn(add_rn(x, -mul_rn(n, kLn2High)), -mul_rn(n, kLn2Low));
+  const float taylor[8] = {1.98412698e-4f, 1.38888889e-3f, 8.33333333e-3f, 4.16666667e-2f,  // 1/7! ... 1/0!
+                           0.166666667f,   0.5f,           1.f,            1.f};
+  float p = taylor[0];
+  for (int k = 1; k < 8; ++k) p = add_rn(mul_rn(p, r), taylor[k]);
+#if defined(__CUDA_ARCH__)
+  return ldexpf(p, int(n));
+#else
+  return std::ldexp(p, int(n));
+#endif
+}
+// ln of a positive finite x: x = m 2^e with m in [sqrt(1/2), sqrt(2)), and
+// ln m = 2 atanh(t), t = (m - 1) / (m + 1), |t| < 0.172: its series to t^9.
+SP_HD float log_same(float x) {
+  int e = 0;
+#if defined(__CUDA_ARCH__)
+  float m = frexpf(x, &e);
+#else
+  float m = std::frexp(x, &e);
+#endif
+  if (m < 0.707106781f) {
+    m = mul_rn(m, 2.f);
+    --e;
+  }
+  const float f = add_rn(m, -1.f);
+  const float t = div_rn(f, add_rn(f, 2.f));
+  const float t2 = mul_rn(t, t);
+  const float odd[4] = {0.111111111f, 0.142857143f, 0.2f, 0.333333333f};  // 1/9, 1/7, 1/5, 1/3
+  float q = odd[0];
+  for (int k = 1; k < 4; ++k) q = add_rn(mul_rn(q, t2), odd[k]);
+  const float two_t = mul_rn(t, 2.f);
+  const float ln_m = add_rn(two_t, mul_rn(two_t, mul_rn(q, t2)));
+  return add_rn(mul_rn(float(e), kLn2High), add_rn(mul_rn(float(e), kLn2Low), ln_m));
+}
+// base^power for base in [0, 1] and power > 0 (the stroke gamma).
+SP_HD float pow_same(float base, float power) {
+  return base > 0.f ? exp_same(mul_rn(power, log_same(base))) : 0.f;
+}
+
+// S = (1 - Sp)^gamma_s with Sp min-max normalized (Lu).
+SP_HD float stroke_value(uint32_t sp, float lo, float hi, float gamma_s) {
+  float normalized = hi > lo ? div_rn(add_rn(float(sp), -lo), add_rn(hi, -lo)) : 0.f;
+  normalized = normalized < 0.f ? 0.f : (normalized > 1.f ? 1.f : normalized);
+  const float s = add_rn(1.f, -normalized);
+  return gamma_s == 1.f ? s : pow_same(s, gamma_s);
+}
+
+// T^gamma_i = (H^beta)^gamma_i = exp(gamma_i * beta * ln H).
+SP_HD float texture_value(float beta, float ln_h, float gamma_i) {
+  return exp_same(mul_rn(mul_rn(gamma_i, beta), ln_h));
 }
 
 SP_HD uint8_t to_u8(float v) {

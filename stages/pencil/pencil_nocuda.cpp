@@ -14,6 +14,8 @@ void PencilStage::configure_cuda(ScratchAllocator&) {
 
 void PencilStage::forget_history_cuda() {}
 
+void PencilStage::take_history_cuda() {}
+
 void PencilStage::release_cuda() {}
 
 SolveStats PencilStage::last_solve() const { return cpu_stats_; }

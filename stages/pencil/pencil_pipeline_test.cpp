@@ -7,6 +7,7 @@
 #include <random>
 
 #include "pipeline/buffer_pool.h"
+#include "pipeline/errors.h"
 #include "stages/pencil/pencil.h"
 #include "stages/pencil/pencil_cpu.h"
 #include "stages/pencil/pencil_math.h"
@@ -450,6 +451,61 @@ TEST(PencilStage, ForgetHistoryMakesTheNextFrameAFirstFrame) {
     EXPECT_TRUE(kept.forget_history());
     EXPECT_EQ(test::compare(first_frame(kept, later), expected).differing_bytes, 0u) << "seed " << seed;
   }
+}
+
+// The state a run built on the CPU while the GPU started goes over to the
+// GPU's stage (Stage::take_history). Here both are CPU stages: the taker's
+// frames must be those of the stage that ran all of them (the CUDA side is
+// PencilGpu.TheGpuTakesTheCpusStateOverBitForBit).
+TEST(PencilStage, TakeHistoryGoesOnFromTheOtherStagesFrames) {
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  const int w = 80 + int(rng() % 60), h = 50 + int(rng() % 40);
+  std::vector<HostImage> frames;
+  for (int f = 0; f < 5; ++f) frames.push_back(test::synthetic_photo(w, h, rng));
+  PencilParams p;
+  p.temporal_smoothing = 0.5 + double(rng() % 45) / 100;
+  p.color = rng() % 2 == 1;
+  p.line_length = 7;
+  const size_t handover = 1 + rng() % 3;
+  SCOPED_TRACE(testing::Message() << "seed " << seed << " " << w << "x" << h << " handover at frame " << handover);
+  BufferPool pool;
+  PencilStage whole(p), first(p), taker(p);
+  PooledScratch a(pool, MemoryKind::host), b(pool, MemoryKind::host), c(pool, MemoryKind::host);
+  whole.configure({w, h}, Backend::cpu, a);
+  first.configure({w, h}, Backend::cpu, b);
+  taker.configure({w, h}, Backend::cpu, c);
+  EXPECT_TRUE(whole.hands_history_over());
+  auto run = [&](PencilStage& stage, size_t f) {
+    HostImage out(w, h);
+    stage.process_cpu(frames[f].view(), out.view(), {int64_t(f), 0});
+    return out;
+  };
+  for (size_t f = 0; f < handover; ++f) run(first, f);
+  taker.take_history(first);
+  for (size_t f = 0; f < frames.size(); ++f) {
+    const HostImage expected = run(whole, f);
+    if (f >= handover) {
+      EXPECT_EQ(test::compare(run(taker, f), expected).differing_bytes, 0u) << "frame " << f;
+    }
+  }
+  PencilStage cold(p);
+  PooledScratch d(pool, MemoryKind::host);
+  cold.configure({w, h}, Backend::cpu, d);
+  PencilStage again(p);
+  PooledScratch e(pool, MemoryKind::host);
+  again.configure({w, h}, Backend::cpu, e);
+  for (size_t f = 0; f < handover; ++f) run(again, f);
+  EXPECT_GT(test::compare(run(cold, handover), run(again, handover)).differing_bytes, 0u)
+      << "the earlier frames' state changes the frame at the handover";
+
+  PencilParams solve = p;
+  solve.tone_solve = ToneSolve::lu2012;
+  EXPECT_FALSE(PencilStage(solve).hands_history_over()) << "the backends' CG solutions differ";
+  PencilStage lu(solve);
+  PooledScratch g(pool, MemoryKind::host);
+  lu.configure({w, h}, Backend::cpu, g);
+  EXPECT_THROW(lu.take_history(first), Error);
 }
 
 }  // namespace

@@ -125,6 +125,18 @@ bool PencilStage::forget_history() {
   return true;
 }
 
+void PencilStage::take_history(const Stage& from) {
+  const auto* cpu = dynamic_cast<const PencilStage*>(&from);
+  if (!cpu || cpu->backend_ != Backend::cpu || cpu->size_ != size_ || !hands_history_over())
+    throw Error(ExitCode::internal, "pencil: only a fast-tone pencil stage on the CPU at the same size hands its state over");
+  ema_histogram_ = cpu->ema_histogram_;
+  stroke_range_[0] = cpu->stroke_range_[0];
+  stroke_range_[1] = cpu->stroke_range_[1];
+  have_history_ = cpu->have_history_;
+  frames_done_ = cpu->frames_done_;
+  if (backend_ == Backend::cuda) take_history_cuda();
+}
+
 std::optional<GpuCost> PencilStage::gpu_cost(Size in) const {
   // lu2012's conjugate gradients run up to cg_max_iterations: no bound.
   if (params_.tone_solve == ToneSolve::lu2012) return std::nullopt;

@@ -121,6 +121,37 @@ TEST(PencilTone, HistogramEmaBlendsFrames) {
   EXPECT_NEAR(sum, 1.0, 1e-12);
 }
 
+// The combination's exp and pow of its own (the same bits on both backends)
+// against float64's, over the inputs the stage gives them and beyond.
+TEST(PencilMath, ExpLogAndPowOfTheirOwnFollowFloat64) {
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> exponent(-87.f, 88.f), unit(0.f, 1.f), gamma(0.1f, 10.f);
+  auto ulps = [](double got, double want) { return std::abs(got - want) / (std::abs(want) * 0x1p-24); };
+  double worst_exp = 0, worst_log = 0, worst_pow = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float x = exponent(rng);
+    worst_exp = std::max(worst_exp, ulps(exp_same(x), std::exp(double(x))));
+    // Positive floats of every binade: a random mantissa and exponent.
+    const float y = std::ldexp(0.5f + 0.5f * unit(rng), int(rng() % 250) - 125);
+    if (std::abs(y - 1.f) > 1e-3f) worst_log = std::max(worst_log, ulps(log_same(y), std::log(double(y))));
+    const float s = unit(rng), g = gamma(rng);
+    const double want = std::pow(double(s), double(g));
+    // pow's exponent g ln s carries log's error, magnified by |g ln s|.
+    if (want > 1e-30) worst_pow = std::max(worst_pow, ulps(pow_same(s, g), want) / (1 + std::abs(g * std::log(double(s)))));
+  }
+  EXPECT_LE(worst_exp, 4) << "seed " << seed;
+  EXPECT_LE(worst_log, 4) << "seed " << seed;
+  EXPECT_LE(worst_pow, 8) << "seed " << seed;
+  EXPECT_NEAR(log_same(1.f + 0x1p-20f), std::log(1.0 + 0x1p-20), 1e-12);
+  EXPECT_EQ(exp_same(0.f), 1.f);
+  EXPECT_EQ(log_same(1.f), 0.f);
+  EXPECT_EQ(pow_same(0.f, 2.f), 0.f);
+  EXPECT_EQ(exp_same(-200.f), 0.f);
+  EXPECT_TRUE(std::isinf(exp_same(100.f)));
+  std::printf("worst: exp %.2f ulp, log %.2f ulp, pow %.2f ulp per unit of |g ln s|\n", worst_exp, worst_log, worst_pow);
+}
+
 TEST(PencilStroke, MedianAndGradientMatchBruteForce) {
   const uint64_t seed = fresh_seed();
   std::mt19937_64 rng(seed);
