@@ -1,12 +1,16 @@
 #include "orchestration/transcode.h"
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "pipeline/device.h"
 #include "pipeline/errors.h"
@@ -63,6 +67,20 @@ static void refuse_output_that_is_the_input(const TranscodeOptions& options) {
     throw Error(ExitCode::usage, out + ": the output is the input file (" + in + "); write elsewhere");
 }
 
+// SP_DEVICE_START_DELAY_MS holds the device thread back before the driver
+// starts, as a slow driver would (a host of several GPUs: up to a second):
+// tests use it to see a run start on the CPU and hand over to the GPU.
+static std::chrono::milliseconds device_start_delay() {
+  const char* value = std::getenv("SP_DEVICE_START_DELAY_MS");
+  if (!value || !*value) return {};
+  char* end = nullptr;
+  errno = 0;
+  const long long ms = std::strtoll(value, &end, 10);
+  if (*end || errno || ms < 0 || ms > 60000)
+    throw Error(ExitCode::usage, fmt::format("SP_DEVICE_START_DELAY_MS='{}' is not a number of milliseconds up to 60000", value));
+  return std::chrono::milliseconds(ms);
+}
+
 int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   const detail::Clock::time_point started = options.clock_start.value_or(detail::Clock::now());
   stats.mark_startup("run started (config read, arguments checked)");
@@ -86,9 +104,11 @@ int run_transcode(const TranscodeOptions& options, RunStats& stats) {
   // whether the GPU has NVENC, while the stages are configured.
   std::promise<Choice> backend_known;
   std::future<Choice> device = backend_known.get_future();
-  const auto start_device = [&, log_context = thread_log_context(), cuda_device = current_cuda_device()] {
+  const auto start_device = [&, log_context = thread_log_context(), cuda_device = current_cuda_device(),
+                             delay = device_start_delay()] {
     set_thread_log_context(log_context);
     name_this_thread("sp-device");
+    std::this_thread::sleep_for(delay);
     Choice backend;
     try {
       backend = select_backend(options.backend);
