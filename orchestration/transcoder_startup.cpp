@@ -101,10 +101,13 @@ void Transcoder::end_bridge_when_due() {
   resolve_backend();
   log_debug("{} frames went through the CPU while the device started", stats_.frames_on_cpu_at_startup);
   if (backend_ != Backend::cuda) return;
+  const bool cacheable = engine_cacheable_;
   std::unique_ptr<FrameEngine> cpu_engine;
   retire_engine(&cpu_engine);
   build_engine(formats_.input_size, formats_.input_format, formats_.input_color);
   engine_->take_history(*cpu_engine);
+  // A batch worker's next clip may start on the CPU again.
+  if (options_.engine_cache && cacheable) options_.engine_cache->keep(std::move(cpu_engine));
 }
 
 }  // namespace sp::detail
