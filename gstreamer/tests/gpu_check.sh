@@ -28,17 +28,11 @@ fail() { echo "FAIL: $*"; status=1; }
 # shellcheck source=gstreamer/tests/kit-gst.sh
 . gstreamer/tests/kit-gst.sh  # gst (the kit's tools with the build's plugin), stats_of, field
 [ -f "$kit/env.sh" ] || { echo "no $kit/env.sh: copy ../shared/devkit/gst-kit.tar.xz into .devkit/"; exit 1; }
-generator=(-G Ninja); command -v ninja >/dev/null || generator=()
 
 step "build (sm_90)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-# shellcheck disable=SC2154  # kit_cmake_args: set by scripts/devkit-env.sh
-PKG_CONFIG_PATH=$kit/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} cmake -S . -B build-gpu "${generator[@]}" \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${kit_cmake_args[@]}" >"$out/cmake.log" 2>&1 ||
-  { tail -30 "$out/cmake.log"; exit 1; }
+build_plugin "$out" stylepipe gststylepipe test_gstreamer || exit 1
 grep "GStreamer plugin" "$out/cmake.log"
-cmake --build build-gpu -j "$(nproc)" --target stylepipe gststylepipe test_gstreamer >"$out/build.log" 2>&1 ||
-  { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
 gst gst-inspect-1.0 stylepipe >"$out/inspect.txt" 2>&1 || fail "gst-inspect-1.0 stylepipe"
 sed -n '/Pad Templates/,/Element has/p' "$out/inspect.txt" | grep -E "template|video/x-raw|format"
 grep -q "memory:CUDAMemory" "$out/inspect.txt" || fail "the plugin offers no CUDA memory (see cmake.log)"
@@ -112,18 +106,9 @@ against_cli cuda_i420_xbr_odd "$tmp/xbr2.yaml" 30 641x361 ball "$cuda_in" "$cuda
 
 step "NVDEC: nvh264dec's NV12 in CUDA memory into the element, against stylepipe run (NVDEC, CUDA)"
 clip=$out/clip_1080p.mp4
-# Tagged BT.709 limited range, as cameras and phones tag HD video.
-ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -frames:v 45 -c:v libx264 \
-  -preset veryfast -pix_fmt yuv420p -colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range tv \
-  "$clip" || fail "ffmpeg: the test clip"
-nvdec_pipeline() {  # clip config [sink...]: decoder, element and download each on their own thread (queues)
-  local input=$1 config=$2
-  shift 2
-  echo "filesrc location=$input ! qtdemux ! h264parse ! nvh264dec ! video/x-raw(memory:CUDAMemory),format=NV12 !" \
-       "queue ! stylepipe config=$config backend=cuda ! queue ! cudadownload ! ${*:-fakesink}"
-}
+make_hd_clip "$clip" || fail "ffmpeg: the test clip"
 # shellcheck disable=SC2046
-gst env GST_DEBUG=stylepipe:5 gst-launch-1.0 -v $(nvdec_pipeline "$clip" configs/pencil.yaml \
+gst env GST_DEBUG=stylepipe:5 gst-launch-1.0 -v $(nvdec_pipeline "$clip" configs/pencil.yaml 0 \
   video/x-raw,format=RGBA ! filesink location="$tmp/gst.rgba") >"$out/nvdec.log" 2>&1 || fail "the NVDEC pipeline"
 build-gpu/stylepipe run configs/pencil.yaml -i "$clip" --backend cuda --hwdec nvdec --progress none \
   --codec rawvideo -f rawvideo --pix-fmt rgba -o "$tmp/cli.rgba" --overwrite >"$out/nvdec_cli.log" 2>&1 ||
@@ -149,7 +134,7 @@ gst env CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exit
   stylepipe config="$tmp/pencil.yaml" backend=cuda ! cudadownload ! fakesink >"$out/memcheck.log" 2>&1
 echo "memcheck (system memory uploaded to CUDA memory) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
 # shellcheck disable=SC2046
-gst env CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q $(nvdec_pipeline "$clip" "$tmp/pencil.yaml") \
+gst env CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q $(nvdec_pipeline "$clip" "$tmp/pencil.yaml" 0) \
   >"$out/memcheck_nvdec.log" 2>&1
 echo "memcheck (NVDEC's NV12) rc=$? $(grep -E 'ERROR SUMMARY' "$out/memcheck_nvdec.log" | tail -1)"
 
@@ -163,7 +148,7 @@ seconds() { sed -n 's/.*Execution ended after \([0-9]*\):\([0-9]*\):\([0-9.]*\).
             awk '{printf "%.3f", $1 * 3600 + $2 * 60 + $3}'; }
 for run in 1 2 3; do
   # shellcheck disable=SC2046
-  gst env GST_DEBUG=stylepipe:4 gst-launch-1.0 $(nvdec_pipeline "$bench_clip" configs/bench/pencil.yaml) >"$out/bench_gst_$run.log" 2>&1 ||
+  gst env GST_DEBUG=stylepipe:4 gst-launch-1.0 $(nvdec_pipeline "$bench_clip" configs/bench/pencil.yaml 0) >"$out/bench_gst_$run.log" 2>&1 ||
     fail "the bench pipeline"
   # The decode and download alone, for reference (NV12: less to download than RGBA).
   gst gst-launch-1.0 filesrc location="$bench_clip" ! qtdemux ! h264parse ! nvh264dec ! \

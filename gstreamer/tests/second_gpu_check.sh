@@ -5,7 +5,7 @@
 # element's stats must name cuda:1 and show every frame in place; then memcheck of the NVDEC pipeline.
 # Usage: gstreamer/tests/second_gpu_check.sh OUTDIR   (builds build-gpu/ with the plugin, as gpu_check.sh does)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=$(realpath -m "${1:?usage: gstreamer/tests/second_gpu_check.sh OUTDIR}")
 mkdir -p "$out"
 status=0
@@ -13,13 +13,8 @@ fail() { echo "FAIL: $*"; status=1; }
 [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || { echo "SKIP: one GPU"; exit 77; }
 . scripts/devkit-env.sh
 # shellcheck source=gstreamer/tests/kit-gst.sh
-. gstreamer/tests/kit-gst.sh  # gst, stats_of, field
-# shellcheck disable=SC2154  # kit_cmake_args: set by scripts/devkit-env.sh
-PKG_CONFIG_PATH=$kit/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} cmake -S . -B build-gpu -G Ninja \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${kit_cmake_args[@]}" >"$out/cmake.log" 2>&1 ||
-  { tail -30 "$out/cmake.log"; exit 1; }
-cmake --build build-gpu -j "$(nproc)" --target stylepipe gststylepipe >"$out/build.log" 2>&1 ||
-  { grep -E "error" "$out/build.log" | head; exit 1; }
+. gstreamer/tests/kit-gst.sh  # gst, stats_of, field, build_plugin, make_hd_clip, nvdec_pipeline
+build_plugin "$out" stylepipe gststylepipe || exit 1
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 printf 'pipeline:\n  - pencil: {color: true, temporal_smoothing: 0.8}\n' >"$d/pencil.yaml"
@@ -40,14 +35,10 @@ cmp -s "$d/gst.rgba" "$d/cli.rgba" && [ -s "$d/cli.rgba" ] && echo "ok: upload o
   fail "upload on GPU 1 differs from stylepipe run"
 
 clip=$d/clip.mp4
-ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30 -frames:v 45 -c:v libx264 \
-  -preset veryfast -pix_fmt yuv420p -colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range tv "$clip"
-nvdec_pipeline() {
-  echo "filesrc location=$clip ! qtdemux ! h264parse ! nvh264device1dec ! video/x-raw(memory:CUDAMemory),format=NV12 !" \
-       "queue ! stylepipe config=configs/pencil.yaml backend=cuda cuda-device-id=1 ! queue ! cudadownload cuda-device-id=1 ! $*"
-}
+make_hd_clip "$clip" || fail "ffmpeg: the test clip"
 # shellcheck disable=SC2046
-gst env GST_DEBUG=stylepipe:4 gst-launch-1.0 -v $(nvdec_pipeline video/x-raw,format=RGBA ! filesink location="$d/gst2.rgba") \
+gst env GST_DEBUG=stylepipe:4 gst-launch-1.0 -v $(nvdec_pipeline "$clip" configs/pencil.yaml 1 \
+  video/x-raw,format=RGBA ! filesink location="$d/gst2.rgba") \
   >"$out/nvdec.log" 2>&1 || fail "the NVDEC pipeline"
 stats=$(stats_of "$out/nvdec.log")
 build-gpu/stylepipe run configs/pencil.yaml -i "$clip" --backend cuda --hwdec nvdec --progress none --codec rawvideo \
@@ -60,7 +51,7 @@ cmp -s "$d/gst2.rgba" "$d/cli2.rgba" && [ -s "$d/cli2.rgba" ] &&
   fail "NVDEC on GPU 1 differs from stylepipe run"
 # shellcheck disable=SC2046
 gst env CUDA_MODULE_LOADING=EAGER compute-sanitizer --tool memcheck --error-exitcode 9 gst-launch-1.0 -q \
-  $(nvdec_pipeline fakesink) >"$out/memcheck.log" 2>&1 || fail "memcheck (NVDEC on GPU 1)"
+  $(nvdec_pipeline "$clip" configs/pencil.yaml 1) >"$out/memcheck.log" 2>&1 || fail "memcheck (NVDEC on GPU 1)"
 echo "memcheck (NVDEC on GPU 1): $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
 [ "$status" = 0 ] && echo "second_gpu_check: all passed"
 exit "$status"
