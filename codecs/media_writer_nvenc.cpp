@@ -29,7 +29,8 @@ void MediaWriter::choose_encoder() {
   }
   if (options_.encoder == EncoderChoice::nvenc) throw Error(ExitCode::unavailable, name_ + ": --encoder nvenc: " + *why);
   encoder_fallback_reason_ = *why;
-  if (nvenc && (options_.gpu_in_use || options_.gpus_without_nvenc)) log_info("{}: encoding with {}: {}", name_, plan_.encoder->name, *why);
+  if (nvenc && (options_.gpu_in_use || options_.gpus_without_nvenc))
+    log_info("{}: encoding with {}: {}", name_, plan_.encoder->name, *why);
 }
 
 namespace {

@@ -77,7 +77,8 @@ static std::chrono::milliseconds device_start_delay() {
   errno = 0;
   const long long ms = std::strtoll(value, &end, 10);
   if (*end || errno || ms < 0 || ms > 60000)
-    throw Error(ExitCode::usage, fmt::format("SP_DEVICE_START_DELAY_MS='{}' is not a number of milliseconds up to 60000", value));
+    throw Error(ExitCode::usage,
+                fmt::format("SP_DEVICE_START_DELAY_MS='{}' is not a number of milliseconds up to 60000", value));
   return std::chrono::milliseconds(ms);
 }
 

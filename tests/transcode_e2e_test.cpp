@@ -361,9 +361,10 @@ TEST(TranscodeE2E, CudaRunEqualsCpuRunIncludingStartUpFrames) {
   const std::string config = source_dir() + "/configs/example.yaml";
   const std::string gpu = dir.file("gpu.mkv"), cpu = dir.file("cpu.mkv"), stats = dir.file("stats.json");
   // The device's start held back: otherwise it may be up before the first frame is decoded.
-  const CommandResult a = run_command("SP_DEVICE_START_DELAY_MS=400 " + shell_quote(stylepipe_binary()) + " run " + config +
-                                      " -i " + in + " -o " + gpu +
-                                      " --codec ffv1 --encoder software --hwdec none --progress none --stats-json " + stats);
+  const CommandResult a = run_command("SP_DEVICE_START_DELAY_MS=400 " + shell_quote(stylepipe_binary()) + " run " +
+                                      config + " -i " + in + " -o " + gpu +
+                                      " --codec ffv1 --encoder software --hwdec none --progress none --stats-json " +
+                                      stats);
   ASSERT_EQ(a.exit_code, 0) << a.output;
   const CommandResult b = stylepipe("run " + config + " -i " + in + " -o " + cpu + " --codec ffv1 --backend cpu");
   ASSERT_EQ(b.exit_code, 0) << b.output;

@@ -128,7 +128,8 @@ bool PencilStage::forget_history() {
 void PencilStage::take_history(const Stage& from) {
   const auto* cpu = dynamic_cast<const PencilStage*>(&from);
   if (!cpu || cpu->backend_ != Backend::cpu || cpu->size_ != size_ || !hands_history_over())
-    throw Error(ExitCode::internal, "pencil: only a fast-tone pencil stage on the CPU at the same size hands its state over");
+    throw Error(ExitCode::internal,
+                "pencil: only a fast-tone pencil stage on the CPU at the same size hands its state over");
   ema_histogram_ = cpu->ema_histogram_;
   stroke_range_[0] = cpu->stroke_range_[0];
   stroke_range_[1] = cpu->stroke_range_[1];

@@ -138,7 +138,8 @@ TEST(PencilMath, ExpLogAndPowOfTheirOwnFollowFloat64) {
     const float s = unit(rng), g = gamma(rng);
     const double want = std::pow(double(s), double(g));
     // pow's exponent g ln s carries log's error, magnified by |g ln s|.
-    if (want > 1e-30) worst_pow = std::max(worst_pow, ulps(pow_same(s, g), want) / (1 + std::abs(g * std::log(double(s)))));
+    if (want > 1e-30)
+      worst_pow = std::max(worst_pow, ulps(pow_same(s, g), want) / (1 + std::abs(g * std::log(double(s)))));
   }
   EXPECT_LE(worst_exp, 4) << "seed " << seed;
   EXPECT_LE(worst_log, 4) << "seed " << seed;
@@ -149,7 +150,8 @@ TEST(PencilMath, ExpLogAndPowOfTheirOwnFollowFloat64) {
   EXPECT_EQ(pow_same(0.f, 2.f), 0.f);
   EXPECT_EQ(exp_same(-200.f), 0.f);
   EXPECT_TRUE(std::isinf(exp_same(100.f)));
-  std::printf("worst: exp %.2f ulp, log %.2f ulp, pow %.2f ulp per unit of |g ln s|\n", worst_exp, worst_log, worst_pow);
+  std::printf("worst: exp %.2f ulp, log %.2f ulp, pow %.2f ulp per unit of |g ln s|\n", worst_exp, worst_log,
+              worst_pow);
 }
 
 TEST(PencilStroke, MedianAndGradientMatchBruteForce) {
