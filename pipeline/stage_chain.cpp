@@ -80,12 +80,6 @@ void StageChain::forget_history() {
   }
 }
 
-bool StageChain::hands_history_over() const {
-  for (const StageLanes& s : stages_)
-    if (!s.instances.front()->hands_history_over()) return false;
-  return true;
-}
-
 void StageChain::take_history(const StageChain& from) {
   if (from.specs_.size() != specs_.size() || from.input_ != input_)
     throw Error(ExitCode::internal, "a chain's state can only move to a chain of the same stages at the same size");
@@ -130,13 +124,6 @@ void StageChain::run_cpu(const RgbaView& in, const RgbaView& out, const FrameInf
 bool StageChain::any_temporal() const {
   for (const StageLanes& s : stages_)
     if (s.instances.front()->is_temporal()) return true;
-  return false;
-}
-
-bool any_temporal(const std::vector<StageSpec>& specs) {
-  const StageRegistry& registry = StageRegistry::instance();
-  for (const StageSpec& spec : specs)
-    if (registry.create(spec.name, spec.params)->is_temporal()) return true;
   return false;
 }
 

@@ -39,8 +39,6 @@ class StageChain {
   // The next frame is a first frame, as after configure, at the same size
   // (Stage::forget_history). Call with no frame in flight.
   void forget_history();
-  // Every temporal stage hands its state over between backends (Stage::hands_history_over).
-  bool hands_history_over() const;
   // Each temporal stage takes the state of `from`'s (the same stages, configured
   // on the CPU at the same size, after the frames before this chain's next).
   // Call with no frame in flight on either chain.
@@ -93,11 +91,9 @@ class StageChain {
   Size input_, output_;
 };
 
-// Whether a chain of these stages keeps state from frame to frame, known
-// before any of them is configured (their instances are made, nothing more).
-bool any_temporal(const std::vector<StageSpec>& specs);
 // Whether every temporal stage of these could hand its state over from the
-// CPU to the GPU (StageChain::hands_history_over), known the same way.
+// CPU to the GPU (Stage::hands_history_over), known before any of them is
+// configured (their instances are made, nothing more).
 bool hands_history_over(const std::vector<StageSpec>& specs);
 
 }  // namespace sp
