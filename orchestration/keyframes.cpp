@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
+#include <cstdint>
 
 #include "orchestration/keyframe_index.h"
 #include "orchestration/keyframe_input.h"
 #include "orchestration/keyframe_sample.h"
+#include "pipeline/environment.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 
@@ -108,14 +108,7 @@ std::optional<std::vector<Keyframe>> sample_if_worth_it(VideoInput& in, const Ke
 int64_t sampled_scan_min_bytes() {
   // Reading 64 MiB of packet headers takes about a tenth of a second.
   constexpr int64_t kDefault = int64_t(64) << 20;
-  const char* value = std::getenv("SP_SAMPLED_SCAN_MIN_BYTES");
-  if (!value || !*value) return kDefault;
-  char* end = nullptr;
-  errno = 0;
-  const long long bytes = std::strtoll(value, &end, 10);
-  if (*end || errno || bytes < 0)
-    throw Error(ExitCode::usage, fmt::format("SP_SAMPLED_SCAN_MIN_BYTES='{}' is not a number of bytes", value));
-  return bytes;
+  return integer_from_environment("SP_SAMPLED_SCAN_MIN_BYTES", 0, INT64_MAX, "a number of bytes").value_or(kDefault);
 }
 
 KeyframeScan scan_keyframes(const std::string& path) { return scan_keyframes_for(path, nullptr); }

@@ -8,7 +8,6 @@ extern "C" {
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -17,6 +16,7 @@ extern "C" {
 #include "codecs/nvdec.h"
 #include "codecs/nvenc.h"
 #include "orchestration/keyframes.h"
+#include "pipeline/environment.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 #include "pipeline/stage.h"
@@ -166,14 +166,10 @@ void save_plan(Manifest& m) {
 
 std::optional<int> index_from_environment(std::string* source) {
   for (const char* name : {"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"}) {
-    const char* value = std::getenv(name);
-    if (!value || !*value) continue;
-    char* end = nullptr;
-    const long index = std::strtol(value, &end, 10);
-    if (*end || index < 0 || index > 1'000'000)
-      throw Error(ExitCode::usage, fmt::format("{}='{}' is not a segment index", name, value));
+    const std::optional<int64_t> index = integer_from_environment(name, 0, 1'000'000, "a segment index");
+    if (!index) continue;
     if (source) *source = name;
-    return int(index);
+    return int(*index);
   }
   return std::nullopt;
 }

@@ -1,9 +1,7 @@
 #include "orchestration/transcode.h"
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "pipeline/device.h"
+#include "pipeline/environment.h"
 #include "pipeline/errors.h"
 #include "pipeline/log.h"
 #include "pipeline/stage.h"
@@ -71,15 +70,8 @@ static void refuse_output_that_is_the_input(const TranscodeOptions& options) {
 // starts, as a slow driver would (a host of several GPUs: up to a second):
 // tests use it to see a run start on the CPU and hand over to the GPU.
 static std::chrono::milliseconds device_start_delay() {
-  const char* value = std::getenv("SP_DEVICE_START_DELAY_MS");
-  if (!value || !*value) return {};
-  char* end = nullptr;
-  errno = 0;
-  const long long ms = std::strtoll(value, &end, 10);
-  if (*end || errno || ms < 0 || ms > 60000)
-    throw Error(ExitCode::usage,
-                fmt::format("SP_DEVICE_START_DELAY_MS='{}' is not a number of milliseconds up to 60000", value));
-  return std::chrono::milliseconds(ms);
+  return std::chrono::milliseconds(
+      integer_from_environment("SP_DEVICE_START_DELAY_MS", 0, 60000, "a number of milliseconds up to 60000").value_or(0));
 }
 
 int run_transcode(const TranscodeOptions& options, RunStats& stats) {
